@@ -1,0 +1,85 @@
+/**
+ * agentmem: a durable memory for LLM agent harnesses. The model writes a note under a key and
+ * reads it back on a later run; the harness stores that text, shows it back, and never treats
+ * it as an instruction.
+ *
+ * Two backends ship: **file** (a directory, atomic writes, no server) and **jetstream** (a NATS
+ * JetStream KV bucket shared by many processes and machines).
+ *
+ * @example Remember something across runs
+ * ```ts
+ * import { ExistsError, openFileStore } from "@agentmem/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const store = await openFileStore({ dir });
+ * await store.create("user.name", "What the user wants to be called", "Sam");
+ * await assert.rejects(store.create("user.name", "again", "Samuel"), ExistsError);
+ * assert.deepEqual(await store.list(), [
+ *   { key: "user.name", description: "What the user wants to be called" },
+ * ]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @module
+ */
+
+export type { CallOptions, Entry, Info, Item, Store } from "./store/types.ts";
+export {
+  MAX_CONTENT_BYTES,
+  MAX_DESCRIPTION_RUNES,
+  MAX_ENTRIES,
+  MAX_ENTRY_BYTES,
+  MAX_KEY_RUNES,
+} from "./store/limits.ts";
+export {
+  CapacityError,
+  ConfigError,
+  CorruptError,
+  ExistsError,
+  InvalidContentError,
+  InvalidDescriptionError,
+  InvalidKeyError,
+  MemoryError,
+  type MemoryErrorCode,
+  type MemoryErrorOptions,
+  NotFoundError,
+  ReadOnlyError,
+  StaleError,
+  TooLargeError,
+  UnavailableError,
+} from "./store/errors.ts";
+export {
+  checkCapacity,
+  LEGAL_KEY,
+  normalizeDescription,
+  validateContent,
+  validateKey,
+  validateWrite,
+  type ValidWrite,
+} from "./store/validate.ts";
+export { parseEntry, serializeEntry } from "./store/serialize.ts";
+export {
+  latestScope,
+  Scope,
+  SCOPE_SNAPSHOT_KIND,
+  SCOPE_SNAPSHOT_VERSION,
+  type ScopeSnapshot,
+} from "./store/scope.ts";
+export {
+  type DecodedOptions,
+  decodeOptions,
+  type OptionSpec,
+  type OptionsSchema,
+  type OptionType,
+} from "./store/options.ts";
+export {
+  type BackendDefinition,
+  openStore,
+  registerBackend,
+  registeredBackends,
+  type StoreConfig,
+  type StoreDeps,
+} from "./store/registry.ts";
+export { isReadOnly, readOnlyStore } from "./store/_store.ts";
+export { type FileStoreOptions, openFileStore } from "./backends/file.ts";

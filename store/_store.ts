@@ -1,0 +1,217 @@
+// The one place that turns a backend's raw operations into a `Store`: validation before any I/O,
+// abort checks, error normalization and telemetry, identical for every backend.
+
+import { ConfigError, MemoryError, ReadOnlyError, UnavailableError } from "./errors.ts";
+import { Scope } from "./scope.ts";
+import type { CallOptions, Entry, Info, Item, Store } from "./types.ts";
+import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
+import { withSpan } from "./_telemetry.ts";
+import { quote } from "./_text.ts";
+
+/** A call's options after checking: the signal and the scope (`null` when none was given). */
+export interface Call {
+  readonly signal: AbortSignal | undefined;
+  readonly scope: Scope | null;
+}
+
+/**
+ * A backend's raw operations. Inputs are already validated; a backend throws `MemoryError`s for
+ * the outcomes it knows and anything else becomes `UnavailableError`.
+ */
+export interface BackendOps {
+  readonly info: Info;
+  list(call: Call): Promise<Item[]>;
+  read(key: string, call: Call): Promise<Entry>;
+  create(write: ValidWrite, call: Call): Promise<void>;
+  update(write: ValidWrite, call: Call): Promise<void>;
+  delete(key: string, call: Call): Promise<boolean>;
+}
+
+const INSTRUMENTED = Symbol("agentmem.instrumented");
+const READ_ONLY = Symbol("agentmem.readOnly");
+
+type Op = "list" | "read" | "create" | "update" | "delete";
+const VERB: Record<Op, string> = {
+  list: "list memories",
+  read: "read memory",
+  create: "create memory",
+  update: "update memory",
+  delete: "delete memory",
+};
+
+/** Builds a `Store` over a backend's raw operations. */
+export function buildStore(ops: BackendOps): Store {
+  const info = Object.freeze({ backend: ops.info.backend, location: ops.info.location });
+  const backend = info.backend;
+  // Validation runs inside the span, first thing, so a refused call is traced and touches nothing.
+  const run = <T>(
+    op: Op,
+    opts: unknown,
+    validate: () => string | undefined,
+    fn: (c: Call) => Promise<T>,
+  ) =>
+    withSpan(
+      `memory.${op}`,
+      { "memory.backend": backend, "memory.operation": op },
+      async (span) => {
+        const key = validate();
+        if (key !== undefined) span.setAttribute("memory.key", key);
+        const call = checkCall(backend, opts);
+        abortCheck(backend, op, key, call.signal);
+        try {
+          return await fn(call);
+        } catch (e) {
+          throw normalizeError(backend, op, key, e);
+        }
+      },
+    );
+  return markInstrumented({
+    info: () => info,
+    list: (opts) => run("list", opts, () => undefined, (c) => ops.list(c)),
+    read: (key, opts) => run("read", opts, () => validateKey(key), (c) => ops.read(key, c)),
+    create: (key, description, content, opts) => {
+      let w: ValidWrite;
+      return run(
+        "create",
+        opts,
+        () => (w = validateWrite(key, description, content)).key,
+        (c) => ops.create(w, c),
+      );
+    },
+    update: (key, description, content, opts) => {
+      let w: ValidWrite;
+      return run(
+        "update",
+        opts,
+        () => (w = validateWrite(key, description, content)).key,
+        (c) => ops.update(w, c),
+      );
+    },
+    delete: (key, opts) => run("delete", opts, () => validateKey(key), (c) => ops.delete(key, c)),
+  });
+}
+
+function checkCall(backend: string, opts: unknown): Call {
+  if (opts === undefined || opts === null) return { signal: undefined, scope: null };
+  if (typeof opts !== "object") {
+    throw new ConfigError(`[memory:${backend}] Call options must be an object`);
+  }
+  const { signal, scope } = opts as CallOptions;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new ConfigError(`[memory:${backend}] Call option "signal" must be an AbortSignal`);
+  }
+  if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
+    throw new ConfigError(`[memory:${backend}] Call option "scope" must be a Scope or null`);
+  }
+  return { signal, scope: scope ?? null };
+}
+
+function what(op: Op, key: string | undefined): string {
+  return key === undefined ? VERB[op] : `${VERB[op]} ${quote(key)}`;
+}
+
+/** Throws `UnavailableError` when `signal` has been aborted. */
+export function abortCheck(
+  backend: string,
+  op: Op,
+  key: string | undefined,
+  signal: AbortSignal | undefined,
+): void {
+  if (signal?.aborted) {
+    throw new UnavailableError(
+      `[memory:${backend}] Cannot ${what(op, key)}: the call was aborted`,
+      {
+        key,
+        cause: signal.reason,
+      },
+    );
+  }
+}
+
+/**
+ * Passes `MemoryError`s through; anything else becomes `UnavailableError` whose message names
+ * only the error's kind, since a raw error's text can hold host paths or server addresses.
+ */
+function normalizeError(backend: string, op: Op, key: string | undefined, e: unknown): unknown {
+  if (e instanceof MemoryError) return e;
+  const kind = e instanceof Error
+    ? ("code" in e && typeof e.code === "string" ? e.code : e.name)
+    : typeof e;
+  return new UnavailableError(
+    `[memory:${backend}] Cannot ${what(op, key)}: the backend failed (${kind})`,
+    { key, cause: e },
+  );
+}
+
+function markInstrumented(store: Store): Store {
+  Object.defineProperty(store, INSTRUMENTED, { value: true });
+  return Object.freeze(store);
+}
+
+/**
+ * Wraps a store that did not come from `buildStore` (a third-party backend, an injected store)
+ * so its calls make spans too. Stores already instrumented are returned unchanged.
+ */
+export function instrument(store: Store): Store {
+  if ((store as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return store;
+  const backend = () => store.info().backend;
+  const span = <T>(op: Op, key: unknown, fn: () => Promise<T>) =>
+    withSpan(
+      `memory.${op}`,
+      typeof key === "string"
+        ? { "memory.backend": backend(), "memory.operation": op, "memory.key": key }
+        : { "memory.backend": backend(), "memory.operation": op },
+      fn,
+    );
+  return markInstrumented({
+    info: () => store.info(),
+    list: (opts) => span("list", undefined, () => store.list(opts)),
+    read: (key, opts) => span("read", key, () => store.read(key, opts)),
+    create: (key, d, c, opts) => span("create", key, () => store.create(key, d, c, opts)),
+    update: (key, d, c, opts) => span("update", key, () => store.update(key, d, c, opts)),
+    delete: (key, opts) => span("delete", key, () => store.delete(key, opts)),
+  });
+}
+
+/**
+ * A read-only view of `store`: `info`, `list` and `read` pass through; `create`, `update` and
+ * `delete` reject with `ReadOnlyError` without touching storage.
+ */
+export function readOnlyStore(store: Store): Store {
+  if (isReadOnly(store)) return store;
+  const refuse = (op: Op, key: unknown) => {
+    const k = validateKey(key);
+    return Promise.reject(
+      new ReadOnlyError(
+        `[memory:${store.info().backend}] Cannot ${what(op, k)}: the store is read-only`,
+        { key: k },
+      ),
+    );
+  };
+  const view: Store = {
+    info: () => store.info(),
+    list: (opts) => store.list(opts),
+    read: (key, opts) => store.read(key, opts),
+    create: (key) => tryReject(() => refuse("create", key)),
+    update: (key) => tryReject(() => refuse("update", key)),
+    delete: (key) => tryReject(() => refuse("delete", key)),
+  };
+  Object.defineProperty(view, READ_ONLY, { value: true });
+  Object.defineProperty(view, INSTRUMENTED, {
+    value: (store as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true,
+  });
+  return Object.freeze(view);
+}
+
+function tryReject<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** `true` for a store made by `readOnlyStore` (or `openStore` with `readOnly: true`). */
+export function isReadOnly(store: Store): boolean {
+  return (store as unknown as Record<symbol, unknown>)[READ_ONLY] === true;
+}

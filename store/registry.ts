@@ -1,0 +1,169 @@
+/**
+ * The backend registry and `openStore`, which opens a store from configuration.
+ *
+ * @module
+ */
+
+import { ConfigError } from "./errors.ts";
+import { type DecodedOptions, decodeOptions, type OptionsSchema } from "./options.ts";
+import type { Store } from "./types.ts";
+import { instrument, readOnlyStore } from "./_store.ts";
+import { describeType, quote } from "./_text.ts";
+
+/**
+ * What a backend may need besides its options, supplied by the host: a store to use as is, a
+ * NATS connection, the run's identity. Backends take what they need and ignore the rest.
+ */
+export interface StoreDeps {
+  /** A ready store; `openStore` returns it instead of opening one. */
+  readonly store?: Store | undefined;
+  /** The host's NATS connection, borrowed by the jetstream backend and never closed. */
+  readonly nc?: unknown;
+  /** The run's identity, the jetstream backend's default key prefix. */
+  readonly identity?: string | undefined;
+  /** Anything a third-party backend needs. */
+  readonly [dependency: string]: unknown;
+}
+
+/** A backend: the options it accepts and how to open a store from them. */
+export interface BackendDefinition<S extends OptionsSchema = OptionsSchema> {
+  /** The options the backend accepts, decoded strictly by `decodeOptions`. */
+  readonly options: S;
+  /** Opens a store. Options arrive decoded; dependencies arrive as the host gave them. */
+  open(options: DecodedOptions<S>, deps: StoreDeps): Promise<Store>;
+}
+
+/** What `openStore` takes: which backend, its options, and whether the store is read-only. */
+export interface StoreConfig {
+  /** A registered backend name; when omitted, an injected store or else `"file"`. */
+  readonly backend?: string | undefined;
+  /** The backend's options block. */
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
+  /** When `true`, writes and deletes are refused with `ReadOnlyError`. */
+  readonly readOnly?: boolean | undefined;
+}
+
+const BACKEND_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+const registry = new Map<string, BackendDefinition>();
+
+/**
+ * Registers a backend under `name`, so `openStore({ backend: name })` can open it. `file` and
+ * `jetstream` are registered by the library.
+ *
+ * @param name Lower-case letters, digits, `_` and `-`, starting with a letter.
+ * @param definition The backend's options schema and opener.
+ * @throws {ConfigError} when the name is malformed or already taken.
+ */
+export function registerBackend<S extends OptionsSchema>(
+  name: string,
+  definition: BackendDefinition<S>,
+): void {
+  if (typeof name !== "string" || !BACKEND_NAME.test(name)) {
+    throw new ConfigError(
+      `Cannot register backend ${
+        quote(name)
+      }: a name is lower-case letters, digits, "_" and "-", starting with a letter`,
+    );
+  }
+  if (registry.has(name)) {
+    throw new ConfigError(`Cannot register backend ${quote(name)}: the name is already registered`);
+  }
+  if (
+    definition === null || typeof definition !== "object" ||
+    typeof definition.open !== "function" || typeof definition.options !== "object"
+  ) {
+    throw new ConfigError(
+      `Cannot register backend ${quote(name)}: the definition needs "options" and "open"`,
+    );
+  }
+  registry.set(name, definition as unknown as BackendDefinition);
+}
+
+/** The names of the registered backends, sorted. */
+export function registeredBackends(): string[] {
+  return [...registry.keys()].sort();
+}
+
+const CONFIG_FIELDS = ["backend", "options", "readOnly"];
+
+/**
+ * Opens a store from configuration.
+ *
+ * - With `deps.store`, returns that store (read-only when asked). If `config.backend` names a
+ *   backend and the injected store reports another, fails naming both; naming none leaves the
+ *   choice to the caller.
+ * - Otherwise opens the named backend (default `"file"`) with its options decoded strictly.
+ *
+ * @example The file backend from configuration
+ * ```ts
+ * import { openStore } from "@agentmem/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const store = await openStore({ backend: "file", options: { dir } });
+ * assert.equal(store.info().backend, "file");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @param config The backend, its options and `readOnly`.
+ * @param deps What the backend needs from the host.
+ * @returns The store.
+ * @throws {ConfigError} on an unknown backend, bad options or a backend mismatch.
+ */
+export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}): Promise<Store> {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw new ConfigError(`Invalid memory config: expected an object, got ${describeType(config)}`);
+  }
+  const extra = Object.keys(config).find((k) => !CONFIG_FIELDS.includes(k));
+  if (extra !== undefined) {
+    throw new ConfigError(
+      `Invalid memory config: unknown field ${quote(extra)}; allowed fields: ${
+        CONFIG_FIELDS.map((k) => quote(k)).join(", ")
+      }`,
+    );
+  }
+  const { backend, options, readOnly } = config;
+  if (backend !== undefined && typeof backend !== "string") {
+    throw new ConfigError(
+      `Invalid memory config: "backend" must be a string, got ${describeType(backend)}`,
+    );
+  }
+  if (readOnly !== undefined && typeof readOnly !== "boolean") {
+    throw new ConfigError(
+      `Invalid memory config: "readOnly" must be a boolean, got ${describeType(readOnly)}`,
+    );
+  }
+  if (deps === null || typeof deps !== "object") {
+    throw new ConfigError(`Invalid memory dependencies: expected an object`);
+  }
+  let store: Store;
+  if (deps.store !== undefined) {
+    const injected = deps.store;
+    if (injected === null || typeof injected !== "object" || typeof injected.info !== "function") {
+      throw new ConfigError(`Invalid memory dependencies: "store" is not a Store`);
+    }
+    const actual = injected.info().backend;
+    if (backend !== undefined && backend !== actual) {
+      throw new ConfigError(
+        `Cannot open memory: the config names backend ${quote(backend)} but the injected store is ${
+          quote(actual)
+        }`,
+      );
+    }
+    store = instrument(injected);
+  } else {
+    const name = backend ?? "file";
+    const definition = registry.get(name);
+    if (definition === undefined) {
+      throw new ConfigError(
+        `Cannot open memory: unknown backend ${quote(name)}; registered backends: ${
+          registeredBackends().map((k) => quote(k)).join(", ")
+        }`,
+      );
+    }
+    store = instrument(
+      await definition.open(decodeOptions(name, options, definition.options), deps),
+    );
+  }
+  return readOnly ? readOnlyStore(store) : store;
+}

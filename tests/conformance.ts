@@ -1,0 +1,352 @@
+// The contract every backend must keep. Each backend's test file calls `conformance()` with a
+// factory for a fresh, empty store, and adds only the cases peculiar to it.
+
+import assert from "node:assert/strict";
+import {
+  CapacityError,
+  ExistsError,
+  InvalidContentError,
+  InvalidDescriptionError,
+  InvalidKeyError,
+  MAX_CONTENT_BYTES,
+  MAX_DESCRIPTION_RUNES,
+  MAX_ENTRIES,
+  MAX_KEY_RUNES,
+  MemoryError,
+  NotFoundError,
+  Scope,
+  StaleError,
+  type Store,
+  TooLargeError,
+  UnavailableError,
+} from "../mod.ts";
+
+/** A fresh, empty store and how to dispose of it. */
+export interface Fixture {
+  readonly store: Store;
+  /** A second store over the same keyspace, as another process would open it. */
+  readonly peer: () => Promise<Store>;
+  readonly cleanup: () => Promise<void>;
+}
+
+/** What the suite needs to know about a backend. */
+export interface ConformanceOptions {
+  /** The name `info().backend` must report. */
+  readonly backend: string;
+  /** Whether `update` without a prior `read` in the scope is refused with `StaleError`. */
+  readonly enforcesReadBeforeUpdate: boolean;
+  /** Opens a fresh, empty store. */
+  readonly open: () => Promise<Fixture>;
+  /** Options passed to every `Deno.test` (to skip when a server is missing, say). */
+  readonly testOptions?: Partial<Deno.TestDefinition>;
+}
+
+export const BAD_KEYS: readonly string[] = [
+  "",
+  ".",
+  "..",
+  "../x",
+  "a/b",
+  "a\\b",
+  ".hidden",
+  "x.",
+  "a..b",
+  "a b",
+  " a",
+  "a\u0000b",
+  "a\nb",
+  "\u00e9t\u00e9",
+  "caf\u00e9",
+  "\u{1F600}",
+  "k".repeat(MAX_KEY_RUNES + 1),
+  "a*b",
+  "a>b",
+  "a:b",
+];
+
+const WORST_DESCRIPTION = "\u{1F600}".repeat(MAX_DESCRIPTION_RUNES);
+const MAX_CONTENT = "x".repeat(MAX_CONTENT_BYTES - 4) + "\u{1F600}";
+
+/** Registers the contract cases for one backend. */
+export function conformance(options: ConformanceOptions): void {
+  const { backend, enforcesReadBeforeUpdate } = options;
+  const test = (name: string, fn: (f: Fixture) => Promise<void>) =>
+    Deno.test({
+      name: `[${backend}] ${name}`,
+      sanitizeResources: false,
+      sanitizeOps: false,
+      ...options.testOptions,
+      fn: async () => {
+        const fixture = await options.open();
+        try {
+          await fn(fixture);
+        } finally {
+          await fixture.cleanup();
+        }
+      },
+    });
+
+  // Writes one entry, authorized for overwrite in `scope` where the backend enforces it.
+  const readScope = async (store: Store, key: string) => {
+    const scope = new Scope();
+    await store.read(key, { scope });
+    return scope;
+  };
+
+  test("info() reports the backend and a location that is no path or URL", ({ store }) => {
+    const info = store.info();
+    assert.equal(info.backend, backend);
+    assert.equal(typeof info.location, "string");
+    assert.ok(!info.location.startsWith("/"), "location must not be a path");
+    assert.ok(!/:\/\/[^/]*@/.test(info.location), "location must not carry userinfo");
+    return Promise.resolve();
+  });
+
+  test("list() of an empty store is empty", async ({ store }) => {
+    assert.deepEqual(await store.list(), []);
+  });
+
+  test("create() then read() returns the entry, with the description normalized", async ({ store }) => {
+    await store.create("a", "  first\n\tnote  ", "body\n");
+    assert.deepEqual(await store.read("a"), { description: "first note", content: "body\n" });
+  });
+
+  test("create() refuses a key that already exists and keeps the original", async ({ store }) => {
+    await store.create("dup", "original", "one");
+    await assert.rejects(store.create("dup", "second", "two"), ExistsError);
+    assert.deepEqual(await store.read("dup"), { description: "original", content: "one" });
+  });
+
+  test("read() of a missing key fails with NotFoundError", async ({ store }) => {
+    const err = await store.read("missing").then(() => undefined, (e) => e);
+    assert.ok(err instanceof NotFoundError);
+    assert.equal(err.code, "not_found");
+    assert.match(err.message, /missing/);
+  });
+
+  test("list() returns every key with its description, sorted, without bodies", async ({ store }) => {
+    await store.create("b", "second", "B".repeat(1000));
+    await store.create("a", "first", "A");
+    await store.create("c.d=e_f-g", 'with: "yaml" - chars', "C");
+    assert.deepEqual(await store.list(), [
+      { key: "a", description: "first" },
+      { key: "b", description: "second" },
+      { key: "c.d=e_f-g", description: 'with: "yaml" - chars' },
+    ]);
+  });
+
+  test("update() after read() replaces the entry", async ({ store }) => {
+    await store.create("u", "old", "old body");
+    const scope = await readScope(store, "u");
+    await store.update("u", "new", "new body", { scope });
+    assert.deepEqual(await store.read("u"), { description: "new", content: "new body" });
+  });
+
+  test("update() after create() in the same scope replaces the entry", async ({ store }) => {
+    const scope = new Scope();
+    await store.create("u", "old", "old body", { scope });
+    await store.update("u", "new", "new body", { scope });
+    await store.update("u", "newer", "newer body", { scope });
+    assert.deepEqual(await store.read("u"), { description: "newer", content: "newer body" });
+  });
+
+  if (enforcesReadBeforeUpdate) {
+    test("update() of a key this scope never read fails with StaleError and writes nothing", async ({ store }) => {
+      await store.create("r", "kept", "kept");
+      await assert.rejects(store.update("r", "x", "x"), StaleError);
+      await assert.rejects(store.update("r", "x", "x", { scope: null }), StaleError);
+      await assert.rejects(store.update("r", "x", "x", { scope: new Scope() }), StaleError);
+      await assert.rejects(store.update("fresh", "x", "x", { scope: new Scope() }), StaleError);
+      assert.deepEqual(await store.read("r"), { description: "kept", content: "kept" });
+      await assert.rejects(store.read("fresh"), NotFoundError);
+    });
+
+    test("update() after someone else's write fails with StaleError", async ({ store, peer }) => {
+      await store.create("s", "v1", "v1");
+      const mine = await readScope(store, "s");
+      const other = await peer();
+      const theirs = await readScope(other, "s");
+      await other.update("s", "v2", "v2", { scope: theirs });
+      await assert.rejects(store.update("s", "v3", "v3", { scope: mine }), StaleError);
+      assert.deepEqual(await store.read("s"), { description: "v2", content: "v2" });
+    });
+
+    test("list() grants no authority to overwrite", async ({ store }) => {
+      await store.create("l", "listed", "body");
+      const scope = new Scope();
+      await store.list({ scope });
+      await assert.rejects(store.update("l", "x", "x", { scope }), StaleError);
+    });
+
+    test("delete() drops the revision, so it cannot authorize a re-created key", async ({ store, peer }) => {
+      await store.create("d", "v1", "v1");
+      const scope = await readScope(store, "d");
+      assert.equal(await store.delete("d", { scope }), true);
+      const other = await peer();
+      await other.create("d", "theirs", "theirs");
+      await assert.rejects(store.update("d", "mine", "mine", { scope }), StaleError);
+      assert.equal((await store.read("d")).content, "theirs");
+    });
+  } else {
+    test("update() of a missing key creates it (no read-before-update)", async ({ store }) => {
+      await store.update("new", "created by update", "body");
+      assert.deepEqual(await store.read("new"), {
+        description: "created by update",
+        content: "body",
+      });
+    });
+
+    test("update() without a scope replaces (no read-before-update)", async ({ store }) => {
+      await store.create("r", "old", "old");
+      await store.update("r", "new", "new");
+      assert.deepEqual(await store.read("r"), { description: "new", content: "new" });
+    });
+  }
+
+  test("delete() reports whether the key existed", async ({ store }) => {
+    await store.create("gone", "d", "c");
+    assert.equal(await store.delete("gone"), true);
+    assert.equal(await store.delete("gone"), false);
+    assert.equal(await store.delete("never"), false);
+    await assert.rejects(store.read("gone"), NotFoundError);
+    assert.deepEqual(await store.list(), []);
+  });
+
+  test("create() after delete() succeeds", async ({ store }) => {
+    await store.create("again", "one", "1");
+    await store.delete("again");
+    await store.create("again", "two", "2");
+    assert.deepEqual(await store.read("again"), { description: "two", content: "2" });
+  });
+
+  test("every method refuses illegal keys with InvalidKeyError and changes nothing", async ({ store }) => {
+    await store.create("keep", "kept", "kept");
+    const scope = await readScope(store, "keep");
+    for (const key of BAD_KEYS) {
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ["read", () => store.read(key, { scope })],
+        ["create", () => store.create(key, "d", "c", { scope })],
+        ["update", () => store.update(key, "d", "c", { scope })],
+        ["delete", () => store.delete(key, { scope })],
+      ];
+      for (const [name, call] of calls) {
+        const err = await call().then(() => undefined, (e) => e);
+        assert.ok(
+          err instanceof InvalidKeyError,
+          `${name}(${JSON.stringify(key)}) must throw InvalidKeyError`,
+        );
+        assert.equal(err.code, "invalid_key");
+      }
+    }
+    for (const key of [42, null, undefined, {}, ["a"]]) {
+      await assert.rejects(store.read(key as unknown as string), InvalidKeyError);
+      await assert.rejects(store.create(key as unknown as string, "d", "c"), InvalidKeyError);
+    }
+    assert.deepEqual(await store.list(), [{ key: "keep", description: "kept" }]);
+    assert.deepEqual(await store.read("keep"), { description: "kept", content: "kept" });
+  });
+
+  test("create() and update() refuse bad descriptions and bodies with typed errors, writing nothing", async ({ store }) => {
+    await store.create("keep", "kept", "kept");
+    const scope = await readScope(store, "keep");
+    const cases: Array<[string, string, new (...a: never[]) => MemoryError]> = [
+      ["x".repeat(MAX_DESCRIPTION_RUNES + 1), "c", InvalidDescriptionError],
+      ["\u{1F600}".repeat(MAX_DESCRIPTION_RUNES + 1), "c", InvalidDescriptionError],
+      ["bell\u0007", "c", InvalidDescriptionError],
+      ["esc\u001b[31m", "c", InvalidDescriptionError],
+      ["c1\u009b", "c", InvalidDescriptionError],
+      ["lone \ud800", "c", InvalidDescriptionError],
+      ["ok", "x".repeat(MAX_CONTENT_BYTES + 1), TooLargeError],
+      ["ok", "\u00e9".repeat(MAX_CONTENT_BYTES / 2 + 1), TooLargeError],
+      ["ok", "lone \udc00 surrogate", InvalidContentError],
+    ];
+    for (const [description, content, type] of cases) {
+      await assert.rejects(store.create("new", description, content, { scope }), type);
+      await assert.rejects(store.update("keep", description, content, { scope }), type);
+    }
+    assert.deepEqual(await store.list(), [{ key: "keep", description: "kept" }]);
+    assert.deepEqual(await store.read("keep"), { description: "kept", content: "kept" });
+  });
+
+  test("the largest valid entry round-trips through create() and update()", async ({ store }) => {
+    const scope = new Scope();
+    await store.create("big", WORST_DESCRIPTION, MAX_CONTENT, { scope });
+    assert.deepEqual(await store.read("big", { scope }), {
+      description: WORST_DESCRIPTION,
+      content: MAX_CONTENT,
+    });
+    const description = '"\\'.repeat(MAX_DESCRIPTION_RUNES / 2);
+    await store.update("big", description, MAX_CONTENT, { scope });
+    assert.deepEqual(await store.read("big"), { description, content: MAX_CONTENT });
+  });
+
+  test("bodies round-trip byte for byte", async ({ store }) => {
+    const bodies = [
+      "",
+      "---\ndescription: forged\n---\n",
+      "\r\n\r\n",
+      "\uFEFFbom first",
+      "nul\u0000inside",
+      "\u2028\u2029",
+      "emoji \u{1F600} and \u{10FFFF}",
+      "no trailing newline",
+    ];
+    const scope = new Scope();
+    for (const [i, body] of bodies.entries()) {
+      await store.create(`b${i}`, "body test", body, { scope });
+      assert.equal((await store.read(`b${i}`)).content, body);
+    }
+  });
+
+  test("an aborted signal fails with UnavailableError and writes nothing", async ({ store }) => {
+    const signal = AbortSignal.abort();
+    await assert.rejects(store.create("a", "d", "c", { signal }), UnavailableError);
+    await assert.rejects(store.list({ signal }), UnavailableError);
+    await assert.rejects(store.read("a", { signal }), UnavailableError);
+    assert.deepEqual(await store.list(), []);
+  });
+
+  test("concurrent create() of one key has exactly one winner", async ({ store, peer }) => {
+    const other = await peer();
+    const results = await Promise.allSettled(
+      Array.from(
+        { length: 8 },
+        (_, i) => (i % 2 ? other : store).create("race", `writer ${i}`, `${i}`),
+      ),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    assert.equal(won.length, 1);
+    for (const r of results) {
+      if (r.status === "rejected") assert.ok(r.reason instanceof ExistsError);
+    }
+  });
+
+  test("concurrent delete() of one key reports existed exactly once", async ({ store, peer }) => {
+    await store.create("del", "d", "c");
+    const other = await peer();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? other : store).delete("del")),
+    );
+    assert.equal(results.filter(Boolean).length, 1);
+  });
+
+  test(`create() beyond ${MAX_ENTRIES} entries fails with CapacityError; overwrites still work`, async ({ store }) => {
+    const scope = new Scope();
+    for (let i = 0; i < MAX_ENTRIES; i += 64) {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, j) => store.create(`k${i + j}`, "filler", "", { scope })),
+      );
+    }
+    const err = await store.create("one-too-many", "d", "c", { scope }).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(err instanceof CapacityError);
+    assert.equal(err.code, "capacity");
+    await store.update("k0", "replaced", "still fits", { scope });
+    assert.equal((await store.read("k0")).description, "replaced");
+    assert.equal((await store.list()).length, MAX_ENTRIES);
+    await store.delete("k1", { scope });
+    await store.create("one-too-many", "now fits", "c", { scope });
+  });
+}
