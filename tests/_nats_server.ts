@@ -1,0 +1,230 @@
+// Private nats-server processes for tests and the benchmark: JetStream on a loopback port with a
+// temp storage directory, stopped by process id. Never a shared server.
+
+const CANDIDATES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
+const INSTALL_HINT = "install it with: apt-get update && apt-get install -y nats-server";
+
+/** The nats-server binary: `$NATS_SERVER`, a Debian location, or `nats-server` on PATH. */
+export function natsServerBinary(): string | undefined {
+  const fromEnv = Deno.env.get("NATS_SERVER");
+  if (fromEnv) return fromEnv;
+  for (const path of CANDIDATES) {
+    try {
+      if (Deno.statSync(path).isFile) return path;
+    } catch {
+      // not here
+    }
+  }
+  try {
+    const out = new Deno.Command("sh", { args: ["-c", "command -v nats-server"], stdout: "piped" })
+      .outputSync();
+    const path = new TextDecoder().decode(out.stdout).trim();
+    return out.success && path ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let warned = false;
+
+/**
+ * `Deno.test` options for a test that needs nats-server. Without the binary: under `CI=true` the
+ * test runs and fails (never a skip); elsewhere it is skipped with a loud warning.
+ */
+export function needsNats(): { ignore: boolean } {
+  if (natsServerBinary() !== undefined || Deno.env.get("CI") === "true") return { ignore: false };
+  if (!warned) {
+    warned = true;
+    console.error(
+      `\n%c!!! nats-server not found: SKIPPING the jetstream tests. ${INSTALL_HINT} !!!\n`,
+      "color: red; font-weight: bold",
+    );
+  }
+  return { ignore: true };
+}
+
+function requireBinary(): string {
+  const bin = natsServerBinary();
+  if (bin === undefined) throw new Error(`nats-server is not installed; ${INSTALL_HINT}`);
+  return bin;
+}
+
+/** A free loopback TCP port (bound, then released). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+export interface NatsServerOptions {
+  /** The client port; default: one the server picks (`-p -1`), kept across restarts. */
+  readonly port?: number;
+  /** JetStream storage directory; default: a fresh temp directory, removed by `stop()`. */
+  readonly storeDir?: string;
+  /** Extra configuration text appended to the generated config file. */
+  readonly config?: string;
+  /** The server name (needed in a cluster). */
+  readonly name?: string;
+}
+
+/** A running private nats-server. */
+export interface NatsServer extends AsyncDisposable {
+  /** The client port. */
+  readonly port: number;
+  /** `nats://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The server's process id while it runs. */
+  readonly pid: number;
+  /** The JetStream storage directory. */
+  readonly storeDir: string;
+  /** Sends `signal` to the process and waits for it to exit (SIGKILL simulates a crash). */
+  kill(signal?: Deno.Signal): Promise<void>;
+  /** Starts the server again on the same port and storage directory after `kill()`. */
+  restart(): Promise<void>;
+  /** Stops the server (SIGTERM, then SIGKILL) and removes a temp storage directory. */
+  stop(): Promise<void>;
+}
+
+/** Starts a private nats-server with JetStream on loopback and waits until it accepts clients. */
+export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
+  const bin = requireBinary();
+  const work = await Deno.makeTempDir({ prefix: "agentmem-nats-" });
+  const storeDir = options.storeDir ?? `${work}/js`;
+  const ownsStore = options.storeDir === undefined;
+  let port = options.port ?? -1;
+  let child: Deno.ChildProcess | undefined;
+  let pid = 0;
+
+  const launch = async () => {
+    const conf = [
+      `listen: "127.0.0.1:${port}"`,
+      `ports_file_dir: "${work}"`,
+      options.name ? `server_name: "${options.name}"` : "",
+      `jetstream { store_dir: "${storeDir}" }`,
+      options.config ?? "",
+    ].join("\n");
+    await Deno.writeTextFile(`${work}/nats.conf`, conf);
+    child = new Deno.Command(bin, {
+      args: ["-c", `${work}/nats.conf`, "-l", `${work}/nats.log`],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    pid = child.pid;
+    port = await waitForPort(work, pid, child);
+  };
+  await launch();
+
+  const kill = async (signal: Deno.Signal = "SIGKILL") => {
+    if (child === undefined) return;
+    const c = child;
+    child = undefined;
+    try {
+      c.kill(signal);
+    } catch {
+      // already gone
+    }
+    await c.status;
+    await Deno.remove(`${work}/nats-server_${pid}.ports`).catch(() => {});
+  };
+
+  const server: NatsServer = {
+    get port() {
+      return port;
+    },
+    get url() {
+      return `nats://127.0.0.1:${port}`;
+    },
+    get pid() {
+      return pid;
+    },
+    storeDir,
+    kill,
+    restart: async () => {
+      if (child !== undefined) throw new Error("nats-server is still running");
+      await launch();
+    },
+    stop: async () => {
+      if (child !== undefined) {
+        const c = child;
+        const timer = setTimeout(() => {
+          try {
+            c.kill("SIGKILL");
+          } catch {
+            // gone
+          }
+        }, 5_000);
+        await kill("SIGTERM");
+        clearTimeout(timer);
+      }
+      await Deno.remove(work, { recursive: true }).catch(() => {});
+    },
+    [Symbol.asyncDispose]() {
+      return this.stop();
+    },
+  };
+  return server;
+}
+
+// The server writes `<exe>_<pid>.ports` once it listens; read the client port from it.
+async function waitForPort(dir: string, pid: number, child: Deno.ChildProcess): Promise<number> {
+  let exited = false;
+  child.status.then(() => exited = true);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (exited) {
+      const log = await Deno.readTextFile(`${dir}/nats.log`).catch(() => "");
+      throw new Error(`nats-server exited at start:\n${log.slice(-2000)}`);
+    }
+    try {
+      const ports = JSON.parse(await Deno.readTextFile(`${dir}/nats-server_${pid}.ports`));
+      const url = String(ports.nats?.[0] ?? "");
+      const port = Number(new URL(url.replace(/^nats:/, "http:")).port);
+      if (port > 0) return port;
+    } catch {
+      // not written yet
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill("SIGKILL");
+  throw new Error("nats-server did not start within 15 s");
+}
+
+/** A running 3-node (or n-node) JetStream cluster on loopback. */
+export interface NatsCluster extends AsyncDisposable {
+  readonly servers: readonly NatsServer[];
+  /** Every node's client URL, for a client that fails over. */
+  readonly urls: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts an n-node JetStream cluster on loopback (default 3 nodes). */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const clusterPorts = Array.from({ length: size }, () => freePort());
+  const clientPorts = Array.from({ length: size }, () => freePort());
+  const routes = clusterPorts.map((p) => `"nats://127.0.0.1:${p}"`).join(", ");
+  const servers = await Promise.all(
+    clusterPorts.map((clusterPort, i) =>
+      startNatsServer({
+        port: clientPorts[i] as number,
+        name: `n${i + 1}`,
+        config:
+          `cluster { name: "agentmem-test", listen: "127.0.0.1:${clusterPort}", routes: [${routes}] }`,
+      })
+    ),
+  );
+  const cluster: NatsCluster = {
+    servers,
+    get urls() {
+      return servers.map((s) => s.url);
+    },
+    stop: async () => {
+      await Promise.all(servers.map((s) => s.stop()));
+    },
+    [Symbol.asyncDispose]() {
+      return this.stop();
+    },
+  };
+  return cluster;
+}
