@@ -91,7 +91,6 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const bin = requireBinary();
   const work = await Deno.makeTempDir({ prefix: "agentmem-nats-" });
   const storeDir = options.storeDir ?? `${work}/js`;
-  const ownsStore = options.storeDir === undefined;
   let port = options.port ?? -1;
   let child: Deno.ChildProcess | undefined;
   let pid = 0;
