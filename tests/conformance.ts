@@ -12,7 +12,7 @@ import {
   MAX_DESCRIPTION_RUNES,
   MAX_ENTRIES,
   MAX_KEY_RUNES,
-  MemoryError,
+  type MemoryError,
   NotFoundError,
   Scope,
   StaleError,
