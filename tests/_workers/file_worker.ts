@@ -1,0 +1,217 @@
+// A separate OS process for the file backend's cross-process tests. It takes one JSON argument
+// (a `Job`), opens a file store on `job.dir`, prints `{"t":"ready"}`, waits for the start file
+// when one is named (the barrier), does its job and prints one JSON object per line on stdout.
+// Run by tests/_workers/file_spawn.ts, never by hand.
+
+import { MemoryError, openFileStore, type Store } from "../../mod.ts";
+import {
+  checkDescription,
+  checkEntry,
+  MAX_STAMP_LENGTH,
+  prng,
+  stampedEntry,
+  stampId,
+} from "./file_entries.ts";
+
+/** What a worker is asked to do. */
+export type Job =
+  | { mode: "create"; dir: string; start?: string; id: string; keys: string[] }
+  | { mode: "delete"; dir: string; start?: string; id: string; keys: string[] }
+  | {
+    mode: "update";
+    dir: string;
+    start?: string;
+    id: string;
+    keys: string[];
+    rounds: number;
+    seed: number;
+  }
+  | { mode: "read"; dir: string; start?: string; stop: string; id: string; keys: string[] }
+  | {
+    mode: "churn";
+    dir: string;
+    start?: string;
+    id: string;
+    keys: string[];
+    seed: number;
+    durable: boolean;
+  }
+  | { mode: "list-io"; dir: string; start?: string };
+
+function emit(record: Record<string, unknown>): void {
+  console.log(JSON.stringify(record));
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${codeOf(e)}: ${e.message}` : String(e);
+}
+
+function codeOf(e: unknown): string {
+  return e instanceof MemoryError ? e.code : e instanceof Error ? e.name : String(e);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(path: string | undefined): Promise<void> {
+  if (path === undefined) return;
+  while (!(await exists(path))) await new Promise((r) => setTimeout(r, 2));
+}
+
+async function createAll(store: Store, id: string, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    try {
+      await store.create(key, ...entryArgs(id, 0, key, 64));
+      emit({ t: "create", key, won: true });
+    } catch (e) {
+      emit({ t: "create", key, won: false, code: codeOf(e) });
+    }
+  }
+}
+
+async function deleteAll(store: Store, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    try {
+      emit({ t: "delete", key, existed: await store.delete(key) });
+    } catch (e) {
+      emit({ t: "delete", key, error: codeOf(e) });
+    }
+  }
+}
+
+function entryArgs(writer: string, seq: number, key: string, length: number): [string, string] {
+  const { description, content } = stampedEntry({ writer, seq, key, length });
+  return [description, content];
+}
+
+async function updateRounds(
+  store: Store,
+  job: { id: string; keys: string[]; rounds: number; seed: number },
+): Promise<void> {
+  const rand = prng(job.seed);
+  let updates = 0;
+  for (let round = 1; round <= job.rounds; round++) {
+    for (const key of job.keys) {
+      const length = Math.floor(rand() * MAX_STAMP_LENGTH);
+      await store.update(key, ...entryArgs(job.id, round, key, length));
+      updates++;
+    }
+  }
+  emit({ t: "updated", updates });
+}
+
+// Reads every key and lists, over and over, until the stop file appears; then one last pass.
+async function readLoop(store: Store, job: { stop: string; keys: string[] }): Promise<void> {
+  const violations: string[] = [];
+  const versions = new Set<string>();
+  let reads = 0;
+  let lists = 0;
+  let violationCount = 0;
+  const violation = (what: string) => {
+    violationCount++;
+    if (violations.length < 20) violations.push(what);
+  };
+  const expected = [...job.keys].sort().join(",");
+  const pass = async () => {
+    for (const key of job.keys) {
+      try {
+        const result = checkEntry(key, await store.read(key));
+        if (typeof result === "string") violation(result);
+        else versions.add(stampId(result));
+      } catch (e) {
+        violation(`read(${key}) failed: ${describe(e)}`);
+      }
+      reads++;
+    }
+    try {
+      const items = await store.list();
+      const keys = items.map((i) => i.key).join(",");
+      if (keys !== expected) violation(`list() returned [${keys}], expected [${expected}]`);
+      for (const item of items) {
+        const problem = checkDescription(item.key, item.description);
+        if (problem !== undefined) violation(`list: ${problem}`);
+      }
+    } catch (e) {
+      violation(`list() failed: ${describe(e)}`);
+    }
+    lists++;
+  };
+  while (!(await exists(job.stop))) await pass();
+  await pass();
+  emit({ t: "read-done", reads, lists, versions: versions.size, violationCount, violations });
+}
+
+// Writes forever (until killed): updates, creates and deletes over a small key pool. Prints a
+// "b" line before each operation and an "e" line after, so the test knows which operation, if
+// any, was in flight when the kill landed.
+async function churn(store: Store, job: { id: string; keys: string[]; seed: number }) {
+  const rand = prng(job.seed);
+  for (let seq = 1;; seq++) {
+    const key = job.keys[Math.floor(rand() * job.keys.length)]!;
+    const r = rand();
+    const op = r < 0.6 ? "update" : r < 0.8 ? "create" : "delete";
+    const length = Math.floor(rand() * MAX_STAMP_LENGTH);
+    emit({ t: "b", seq, op, key, length });
+    let result: unknown;
+    try {
+      if (op === "update") await store.update(key, ...entryArgs(job.id, seq, key, length));
+      else if (op === "create") await store.create(key, ...entryArgs(job.id, seq, key, length));
+      else result = await store.delete(key);
+      result ??= "ok";
+    } catch (e) {
+      result = codeOf(e);
+    }
+    emit({ t: "e", seq, result });
+  }
+}
+
+function rchar(): number {
+  const io = Deno.readTextFileSync("/proc/self/io");
+  const m = /^rchar:\s*(\d+)$/m.exec(io);
+  if (m === null) throw new Error("no rchar in /proc/self/io");
+  return Number(m[1]);
+}
+
+// Measures the bytes this process reads during one list(), then during reading every body.
+async function listIo(store: Store): Promise<void> {
+  rchar(); // warm up the counter's own read
+  const before = rchar();
+  const items = await store.list();
+  const listBytes = rchar() - before;
+  const beforeReads = rchar();
+  let contentChars = 0;
+  for (const { key } of items) contentChars += (await store.read(key)).content.length;
+  const readBytes = rchar() - beforeReads;
+  emit({ t: "io", count: items.length, listBytes, readBytes, contentChars });
+}
+
+async function main(): Promise<void> {
+  const job = JSON.parse(Deno.args[0] ?? "null") as Job;
+  const durable = job.mode === "churn" ? job.durable : true;
+  const store = await openFileStore({ dir: job.dir, durable });
+  emit({ t: "ready", pid: Deno.pid });
+  await waitFor(job.start);
+  switch (job.mode) {
+    case "create":
+      return await createAll(store, job.id, job.keys);
+    case "delete":
+      return await deleteAll(store, job.keys);
+    case "update":
+      return await updateRounds(store, job);
+    case "read":
+      return await readLoop(store, job);
+    case "churn":
+      return await churn(store, job);
+    case "list-io":
+      return await listIo(store);
+  }
+}
+
+await main();
+emit({ t: "done" });
