@@ -67,16 +67,22 @@ export class Scope {
    * Records that the run read or wrote `key` at `revision`.
    *
    * @param namespace The backend's namespace for one keyspace.
-   * @param key The key.
+   * @param key A legal key.
    * @param revision A non-negative safe integer.
+   * @throws {InvalidKeyError} when `key` is not a legal key, which no snapshot could restore.
+   * @throws {RangeError} when `revision` is not a non-negative safe integer.
    */
   record(namespace: string, key: string, revision: number): void {
+    // Refused here rather than only at restore(), where one bad key would void the whole
+    // snapshot and a resumed run would silently lose every revision.
+    validateKey(key);
     if (!Number.isSafeInteger(revision) || revision < 0) {
       throw new RangeError(`Cannot record revision ${revision}: not a non-negative integer`);
     }
     let keys = this.#revisions.get(namespace);
     if (keys === undefined) this.#revisions.set(namespace, keys = new Map());
-    keys.set(key, revision);
+    // + 0 turns -0 into 0, which is what a snapshot sent through JSON will hold.
+    keys.set(key, revision + 0);
   }
 
   /**
