@@ -30,15 +30,23 @@ export function runeCount(s: string): number {
 }
 
 const QUOTE_LIMIT = 64;
+// What JSON.stringify leaves raw but a message must not carry: DEL and the C1 controls (U+009B
+// starts a terminal escape sequence), line and paragraph separators, bidirectional formatting
+// characters that reorder the text around them, and the invisible byte order mark.
+const UNSAFE_IN_MESSAGE = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 /**
- * A value quoted for an error message: JSON-escaped, so control characters and lone surrogates
- * show as escapes, and cut short so a hostile 10 MB key does not become a 10 MB message.
+ * A value quoted for an error message: JSON-escaped, so control characters, line breaks,
+ * bidirectional controls and lone surrogates show as `\uXXXX` escapes, and cut short so a hostile
+ * 10 MB key does not become a 10 MB message.
  */
 export function quote(value: unknown): string {
   if (typeof value !== "string") return describeType(value);
   const cut = value.length > QUOTE_LIMIT ? value.slice(0, QUOTE_LIMIT) : value;
-  const quoted = JSON.stringify(cut);
+  const quoted = JSON.stringify(cut).replace(
+    UNSAFE_IN_MESSAGE,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return value.length > QUOTE_LIMIT ? `${quoted.slice(0, -1)}…" (${value.length} chars)` : quoted;
 }
 
