@@ -83,3 +83,9 @@ export {
 } from "./store/registry.ts";
 export { isReadOnly, readOnlyStore } from "./store/_store.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
+export {
+  JETSTREAM_MIN_VALUE_SIZE,
+  type JetStreamDeps,
+  type JetStreamStoreOptions,
+  openJetStreamStore,
+} from "./backends/jetstream.ts";

@@ -1,6 +1,8 @@
 // Private nats-server processes for tests and the benchmark: JetStream on a loopback port with a
 // temp storage directory, stopped by process id. Never a shared server.
 
+import type { NatsConnection } from "@nats-io/nats-core";
+
 const CANDIDATES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
 const INSTALL_HINT = "install it with: apt-get update && apt-get install -y nats-server";
 
@@ -66,6 +68,8 @@ export interface NatsServerOptions {
   readonly config?: string;
   /** The server name (needed in a cluster). */
   readonly name?: string;
+  /** Whether JetStream is enabled (default `true`). */
+  readonly jetstream?: boolean;
 }
 
 /** A running private nats-server. */
@@ -76,12 +80,18 @@ export interface NatsServer extends AsyncDisposable {
   readonly url: string;
   /** The server's process id while it runs. */
   readonly pid: number;
+  /** The server name (`server_name`), as JetStream reports a stream's leader. */
+  readonly name: string | undefined;
   /** The JetStream storage directory. */
   readonly storeDir: string;
   /** Sends `signal` to the process and waits for it to exit (SIGKILL simulates a crash). */
   kill(signal?: Deno.Signal): Promise<void>;
   /** Starts the server again on the same port and storage directory after `kill()`. */
   restart(): Promise<void>;
+  /** Freezes the process (SIGSTOP): it keeps its sockets but answers nothing, like a hung server. */
+  pause(): void;
+  /** Lets a paused process run again (SIGCONT). */
+  resume(): void;
   /** Stops the server (SIGTERM, then SIGKILL) and removes a temp storage directory. */
   stop(): Promise<void>;
 }
@@ -94,13 +104,14 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   let port = options.port ?? -1;
   let child: Deno.ChildProcess | undefined;
   let pid = 0;
+  let paused = false;
 
   const launch = async () => {
     const conf = [
       `listen: "127.0.0.1:${port}"`,
       `ports_file_dir: "${work}"`,
       options.name ? `server_name: "${options.name}"` : "",
-      `jetstream { store_dir: "${storeDir}" }`,
+      options.jetstream === false ? "" : `jetstream { store_dir: "${storeDir}" }`,
       options.config ?? "",
     ].join("\n");
     await Deno.writeTextFile(`${work}/nats.conf`, conf);
@@ -121,9 +132,12 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     child = undefined;
     try {
       c.kill(signal);
+      // A stopped process only acts on a signal other than SIGKILL once it runs again.
+      if (paused && signal !== "SIGKILL") c.kill("SIGCONT");
     } catch {
       // already gone
     }
+    paused = false;
     await c.status;
     await Deno.remove(`${work}/nats-server_${pid}.ports`).catch(() => {});
   };
@@ -138,11 +152,22 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     get pid() {
       return pid;
     },
+    name: options.name,
     storeDir,
     kill,
     restart: async () => {
       if (child !== undefined) throw new Error("nats-server is still running");
       await launch();
+    },
+    pause: () => {
+      if (child === undefined) throw new Error("nats-server is not running");
+      child.kill("SIGSTOP");
+      paused = true;
+    },
+    resume: () => {
+      if (child === undefined || !paused) return;
+      child.kill("SIGCONT");
+      paused = false;
     },
     stop: async () => {
       if (child !== undefined) {
@@ -226,4 +251,37 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     },
   };
   return cluster;
+}
+
+/**
+ * Connects a client the way a long-running host should: it reconnects forever (every 250 ms), so
+ * a server restart does not close it.
+ */
+export async function natsConnect(
+  servers: string | readonly string[],
+  name = "agentmem-test",
+): Promise<NatsConnection> {
+  const { connect } = await import("@nats-io/transport-node");
+  return await connect({
+    servers: typeof servers === "string" ? [servers] : [...servers],
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  });
+}
+
+/**
+ * Retries `fn` until it resolves or `ms` pass, then rethrows its last failure. For waiting on
+ * things with no notification, such as a new cluster electing its JetStream leaders.
+ */
+export async function retryUntil<T>(fn: () => Promise<T>, ms = 30_000, pauseMs = 200): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  }
 }
