@@ -1,0 +1,216 @@
+// The benchmark's command-line flags.
+
+import { parseArgs } from "node:util";
+import { MAX_ENTRIES } from "../mod.ts";
+import type { Backend, Op } from "./_protocol.ts";
+
+/** A keyspace: shared by every process, or one private set of keys per process. */
+export type Keyspace = "contended" | "disjoint";
+
+/** The parsed flags. */
+export interface Config {
+  readonly processes: number;
+  readonly ops: number;
+  readonly keys: number;
+  readonly keyspaces: readonly Keyspace[];
+  readonly valueSize: number;
+  /** The phases to run, in order, with the weight that splits `ops` between the weighted ones. */
+  readonly mix: readonly { readonly op: Op; readonly weight: number }[];
+  readonly mixText: string;
+  readonly backends: readonly Backend[];
+  readonly trials: number;
+  readonly sweep: readonly number[];
+  readonly sweepKeyspace: Keyspace;
+  readonly listEntries: number;
+  readonly listValueSize: number;
+  readonly listReps: number;
+  readonly warmup: number;
+  readonly servers: readonly string[] | undefined;
+  readonly dir: string | undefined;
+  readonly json: string | undefined;
+  readonly svg: string | undefined;
+  readonly writeBenchMd: boolean;
+  readonly quick: boolean;
+  readonly strict: boolean;
+}
+
+/** The usage text `--help` prints. */
+export const USAGE = `Usage: deno task bench [flags]
+
+Spawns worker processes (bench/worker.ts) that hammer one shared directory (file backend) and
+one shared bucket (jetstream backend), next to baselines run the same way, and reports ops/s,
+latency percentiles, conflicts, retries and the speed targets. Invariants are checked as it
+runs; a broken one makes the exit status non-zero.
+
+  --processes N        worker processes for the main runs (default 4)
+  --ops N              update/read/counter operations per process, split by --mix (default 300)
+  --keys N             key-space size: shared keys (contended) or keys per process (disjoint);
+                       create and delete visit every key once per process (default 64)
+  --keyspace K         contended, disjoint or both (default both)
+  --value-size BYTES   body size of every entry written (default 1024)
+  --mix SPEC           phases in order; weights split --ops between update, read and counter
+                       (default "create,update=2,read=2,counter=1,delete")
+  --backend B          file, jetstream or both (default both)
+  --trials N           repeated runs per target; medians are reported (default 5)
+  --sweep LIST         process counts of the scaling sweep, or "none" (default 1,2,4,8)
+  --sweep-keyspace K   keyspace of the sweep (default disjoint)
+  --list-entries N     entries in the listing benchmark (default ${MAX_ENTRIES})
+  --list-value-size B  body size of those entries (default 65536)
+  --list-reps N        timed listings per method (default 5)
+  --warmup N           untimed operations of each kind per worker and target (default 20)
+  --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
+  --dir PATH           parent of the shared directories (default: a new temp directory)
+  --json PATH          write every measurement and the summary as JSON
+  --svg PATH           write the scaling chart as SVG
+  --write-bench-md     write BENCH.md, bench/results.json and bench/scaling.svg
+  --quick              a CI smoke run: small sizes, one trial, invariants only (< 1 minute)
+  --strict             exit non-zero when a speed target is missed, too
+  --help               print this text
+`;
+
+const OPS: readonly Op[] = ["create", "update", "read", "delete", "counter"];
+
+/** Parses `args`; throws an `Error` whose message is fit for the user. */
+export function parseConfig(args: string[]): Config | "help" {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      processes: { type: "string" },
+      ops: { type: "string" },
+      keys: { type: "string" },
+      keyspace: { type: "string" },
+      "value-size": { type: "string" },
+      mix: { type: "string" },
+      backend: { type: "string" },
+      trials: { type: "string" },
+      sweep: { type: "string" },
+      "sweep-keyspace": { type: "string" },
+      "list-entries": { type: "string" },
+      "list-value-size": { type: "string" },
+      "list-reps": { type: "string" },
+      warmup: { type: "string" },
+      servers: { type: "string" },
+      dir: { type: "string" },
+      json: { type: "string" },
+      svg: { type: "string" },
+      "write-bench-md": { type: "boolean" },
+      quick: { type: "boolean" },
+      strict: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) return "help";
+  const quick = values.quick === true;
+  const int = (name: string, text: string | undefined, fallback: number, min = 1) => {
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isSafeInteger(n) || n < min) {
+      throw new Error(`Invalid --${name} "${text}": expected an integer of at least ${min}`);
+    }
+    return n;
+  };
+  const processes = int("processes", values.processes, quick ? 2 : 4);
+  const keys = int("keys", values.keys, quick ? 8 : 64);
+  const keyspaceText = values.keyspace ?? "both";
+  const keyspaces = choice("keyspace", keyspaceText, ["contended", "disjoint", "both"]);
+  const backendText = values.backend ?? "both";
+  choice("backend", backendText, ["file", "jetstream", "both"]);
+  const sweepText = values.sweep ?? (quick ? "1,2" : "1,2,4,8");
+  const sweep = sweepText === "none"
+    ? []
+    : sweepText.split(",").map((s) => int("sweep", s.trim(), 1));
+  const sweepKeyspace = choice("sweep-keyspace", values["sweep-keyspace"] ?? "disjoint", [
+    "contended",
+    "disjoint",
+  ]) as Keyspace;
+  const mixText = values.mix ?? "create,update=2,read=2,counter=1,delete";
+  const config: Config = {
+    processes,
+    ops: int("ops", values.ops, quick ? 30 : 300),
+    keys,
+    keyspaces: keyspaces === "both" ? ["contended", "disjoint"] : [keyspaces as Keyspace],
+    valueSize: int("value-size", values["value-size"], 1024, 0),
+    mix: parseMix(mixText),
+    mixText,
+    backends: backendText === "both" ? ["file", "jetstream"] : [backendText as Backend],
+    trials: int("trials", values.trials, quick ? 1 : 5),
+    sweep,
+    sweepKeyspace,
+    listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES),
+    listValueSize: int("list-value-size", values["list-value-size"], 65_536, 0),
+    listReps: int("list-reps", values["list-reps"], quick ? 1 : 5),
+    warmup: int("warmup", values.warmup, quick ? 3 : 20, 0),
+    servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    dir: values.dir,
+    json: values.json,
+    svg: values.svg,
+    writeBenchMd: values["write-bench-md"] === true,
+    quick,
+    strict: values.strict === true,
+  };
+  checkCapacity(config);
+  return config;
+}
+
+function choice(name: string, value: string, allowed: readonly string[]): string {
+  if (!allowed.includes(value)) {
+    throw new Error(`Invalid --${name} "${value}": expected one of ${allowed.join(", ")}`);
+  }
+  return value;
+}
+
+/** Parses `create,update=2,read=2,counter=1,delete`. */
+export function parseMix(text: string): { op: Op; weight: number }[] {
+  const mix: { op: Op; weight: number }[] = [];
+  for (const part of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    const [name, weightText] = part.split("=", 2) as [string, string | undefined];
+    if (!OPS.includes(name as Op)) {
+      throw new Error(`Invalid --mix "${text}": unknown operation "${name}" (${OPS.join(", ")})`);
+    }
+    const weight = weightText === undefined ? 1 : Number(weightText);
+    if (!Number.isFinite(weight) || weight < 0) {
+      throw new Error(`Invalid --mix "${text}": weight of "${name}" is not a number >= 0`);
+    }
+    if (mix.some((m) => m.op === name)) {
+      throw new Error(`Invalid --mix "${text}": "${name}" appears twice`);
+    }
+    mix.push({ op: name as Op, weight });
+  }
+  if (mix.length === 0) throw new Error(`Invalid --mix "${text}": no operation`);
+  return mix;
+}
+
+// The store's capacity bounds the keys a run may create.
+function checkCapacity(config: Config): void {
+  for (const keyspace of config.keyspaces) {
+    const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
+    if (total + 1 > MAX_ENTRIES) {
+      throw new Error(
+        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
+      );
+    }
+  }
+  if (config.listEntries > MAX_ENTRIES) {
+    throw new Error(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
+  }
+}
+
+/** Operations per process of each weighted phase. */
+export function opsPerPhase(config: Config, op: Op): number {
+  const weighted = config.mix.filter((m) => m.op !== "create" && m.op !== "delete");
+  const total = weighted.reduce((sum, m) => sum + m.weight, 0);
+  const mine = weighted.find((m) => m.op === op);
+  if (mine === undefined || total === 0) return 0;
+  return Math.max(1, Math.round((config.ops * mine.weight) / total));
+}
+
+/** The keys of the sweep: at most what the largest process count can share within capacity. */
+export function sweepKeys(config: Config): number {
+  const max = Math.max(1, ...config.sweep);
+  const cap = config.sweepKeyspace === "contended"
+    ? MAX_ENTRIES - 1
+    : Math.floor((MAX_ENTRIES - 1) / max);
+  return Math.min(config.keys, cap);
+}

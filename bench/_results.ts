@@ -1,0 +1,352 @@
+// The benchmark's results: what each run measured, and the summary (medians, ratios, targets)
+// computed from it. The JSON written by `--json` is a `Results`; BENCH.md is rendered from it.
+
+import type { Keyspace } from "./_args.ts";
+import type { Backend, ListMethod, Op, TargetName } from "./_protocol.ts";
+import { median } from "./_stats.ts";
+
+/** One phase of one run, every worker merged. */
+export interface PhaseSummary {
+  readonly op: Op;
+  readonly operations: number;
+  readonly wallMs: number;
+  readonly opsPerSec: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  readonly exists: number;
+  readonly stale: number;
+  readonly retries: number;
+}
+
+/** One run: one target, fresh directory or bucket, every phase of the mix. */
+export interface RunRecord {
+  readonly section: "main" | "sweep";
+  readonly trial: number;
+  readonly keyspace: Keyspace;
+  readonly processes: number;
+  readonly backend: Backend;
+  readonly target: TargetName;
+  readonly phases: PhaseSummary[];
+}
+
+/** One timed listing. */
+export interface ListRecord {
+  readonly backend: Backend;
+  readonly rep: number;
+  readonly method: ListMethod;
+  readonly ms: number;
+  readonly bytesRead: number;
+  readonly entries: number;
+  readonly valueSize: number;
+}
+
+/** Where the numbers came from. */
+export interface Machine {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly os: string;
+  readonly deno: string;
+  readonly v8: string;
+  readonly natsServer: string;
+  readonly loadAverage: readonly number[];
+}
+
+/** Medians over trials of one target's operation. */
+export interface MainRow {
+  readonly keyspace: Keyspace;
+  readonly backend: Backend;
+  readonly target: TargetName;
+  readonly op: Op;
+  readonly processes: number;
+  readonly opsPerSec: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  readonly exists: number;
+  readonly stale: number;
+  readonly retries: number;
+  readonly trials: number;
+}
+
+/** The library's throughput over a baseline's, the median of per-trial ratios. */
+export interface RatioRow {
+  readonly keyspace: Keyspace;
+  readonly backend: Backend;
+  readonly op: Op;
+  readonly target: TargetName;
+  readonly baseline: TargetName;
+  readonly ratio: number;
+  readonly trials: number;
+}
+
+/** Medians of one listing method. */
+export interface ListRow {
+  readonly backend: Backend;
+  readonly method: ListMethod;
+  readonly ms: number;
+  readonly bytesRead: number;
+  readonly bytesPerEntry: number;
+  readonly entries: number;
+  readonly valueSize: number;
+  readonly reps: number;
+}
+
+/** Median throughput of one target's operation at one process count. */
+export interface SweepRow {
+  readonly target: TargetName;
+  readonly op: Op;
+  readonly processes: number;
+  readonly opsPerSec: number;
+}
+
+/** A speed target and whether this run met it (`null`: not measured). */
+export interface TargetRow {
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+/** Everything computed from the runs. */
+export interface Summary {
+  readonly main: MainRow[];
+  readonly ratios: RatioRow[];
+  readonly list: ListRow[];
+  readonly sweep: SweepRow[];
+  readonly targets: TargetRow[];
+}
+
+/** The JSON document `--json` writes. */
+export interface Results {
+  readonly schema: 1;
+  readonly command: string;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly machine: Machine;
+  readonly config: Record<string, unknown>;
+  readonly runs: RunRecord[];
+  readonly lists: ListRecord[];
+  readonly invariants: { readonly checks: number; readonly violations: string[] };
+  readonly notes: string[];
+  readonly summary: Summary;
+}
+
+/** Library target → the baselines it is compared with (the first carries the target). */
+export const BASELINES: Record<Backend, { target: TargetName; baselines: TargetName[] }> = {
+  file: { target: "file", baselines: ["file-raw", "file-wfa"] },
+  jetstream: { target: "jetstream", baselines: ["jetstream-raw"] },
+};
+
+/** The ratio a library operation must reach against its raw baseline. */
+export const MIN_RATIO = 0.9;
+/** The jetstream list may take at most this many times one watch pass. */
+export const MAX_LIST_OVER_WATCH = 2;
+/** The jetstream list must be at least this many times faster than keys()+get(). */
+export const MIN_KEYS_GET_OVER_LIST = 5;
+/** The file list may read at most this many times the header-only baseline's bytes. */
+export const MAX_LIST_BYTES_OVER_HEADERS = 1.25;
+
+const TARGET_OPS: readonly Op[] = ["create", "update", "read"];
+
+/** Computes medians, ratios and targets from the raw records. */
+export function summarize(runs: readonly RunRecord[], lists: readonly ListRecord[]): Summary {
+  const main = mainRows(runs.filter((r) => r.section === "main"));
+  const ratios = ratioRows(runs.filter((r) => r.section === "main"));
+  const list = listRows(lists);
+  const sweep = sweepRows(runs.filter((r) => r.section === "sweep"));
+  return { main, ratios, list, sweep, targets: targetRows(ratios, list, lists) };
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group === undefined) groups.set(k, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
+function mainRows(runs: readonly RunRecord[]): MainRow[] {
+  const phases = runs.flatMap((run) => run.phases.map((phase) => ({ run, phase })));
+  const groups = groupBy(phases, ({ run, phase }) => `${run.keyspace}|${run.target}|${phase.op}`);
+  return [...groups.values()].map((group) => {
+    const { run, phase } = group[0] as { run: RunRecord; phase: PhaseSummary };
+    const m = (f: (p: PhaseSummary) => number) => median(group.map((g) => f(g.phase)));
+    return {
+      keyspace: run.keyspace,
+      backend: run.backend,
+      target: run.target,
+      op: phase.op,
+      processes: run.processes,
+      opsPerSec: m((p) => p.opsPerSec),
+      p50Ms: m((p) => p.p50Ms),
+      p95Ms: m((p) => p.p95Ms),
+      p99Ms: m((p) => p.p99Ms),
+      exists: m((p) => p.exists),
+      stale: m((p) => p.stale),
+      retries: m((p) => p.retries),
+      trials: group.length,
+    };
+  });
+}
+
+function ratioRows(runs: readonly RunRecord[]): RatioRow[] {
+  const rows: RatioRow[] = [];
+  const keyspaces = [...new Set(runs.map((r) => r.keyspace))];
+  for (const keyspace of keyspaces) {
+    for (const backend of Object.keys(BASELINES) as Backend[]) {
+      const { target, baselines } = BASELINES[backend];
+      for (const baseline of baselines) {
+        for (const op of [...TARGET_OPS, "delete", "counter"] as Op[]) {
+          const perTrial: number[] = [];
+          for (const trial of new Set(runs.map((r) => r.trial))) {
+            const rate = (t: TargetName) =>
+              runs.find((r) => r.trial === trial && r.keyspace === keyspace && r.target === t)
+                ?.phases.find((p) => p.op === op)?.opsPerSec;
+            const lib = rate(target);
+            const base = rate(baseline);
+            if (lib !== undefined && base !== undefined && base > 0) perTrial.push(lib / base);
+          }
+          if (perTrial.length > 0) {
+            rows.push({
+              keyspace,
+              backend,
+              op,
+              target,
+              baseline,
+              ratio: median(perTrial),
+              trials: perTrial.length,
+            });
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+function listRows(lists: readonly ListRecord[]): ListRow[] {
+  const groups = groupBy(lists, (l) => `${l.backend}|${l.method}`);
+  return [...groups.values()].map((group) => {
+    const first = group[0] as ListRecord;
+    const bytesRead = median(group.map((g) => g.bytesRead));
+    return {
+      backend: first.backend,
+      method: first.method,
+      ms: median(group.map((g) => g.ms)),
+      bytesRead,
+      bytesPerEntry: bytesRead / first.entries,
+      entries: first.entries,
+      valueSize: first.valueSize,
+      reps: group.length,
+    };
+  });
+}
+
+function sweepRows(runs: readonly RunRecord[]): SweepRow[] {
+  const phases = runs.flatMap((run) => run.phases.map((phase) => ({ run, phase })));
+  const groups = groupBy(phases, ({ run, phase }) => `${run.target}|${phase.op}|${run.processes}`);
+  return [...groups.values()].map((group) => {
+    const { run, phase } = group[0] as { run: RunRecord; phase: PhaseSummary };
+    return {
+      target: run.target,
+      op: phase.op,
+      processes: run.processes,
+      opsPerSec: median(group.map((g) => g.phase.opsPerSec)),
+    };
+  });
+}
+
+// Per-rep ratio of two listing methods, then the median.
+function listRatio(lists: readonly ListRecord[], over: ListMethod, under: ListMethod): number {
+  const ratios: number[] = [];
+  for (const rep of new Set(lists.map((l) => l.rep))) {
+    const a = lists.find((l) => l.rep === rep && l.method === over)?.ms;
+    const b = lists.find((l) => l.rep === rep && l.method === under)?.ms;
+    if (a !== undefined && b !== undefined && b > 0) ratios.push(a / b);
+  }
+  return median(ratios);
+}
+
+function targetRows(
+  ratios: readonly RatioRow[],
+  list: readonly ListRow[],
+  lists: readonly ListRecord[],
+): TargetRow[] {
+  const rows: TargetRow[] = [];
+  for (const backend of Object.keys(BASELINES) as Backend[]) {
+    const { target, baselines } = BASELINES[backend];
+    const baseline = baselines[0] as TargetName;
+    for (const op of TARGET_OPS) {
+      const found = ratios.filter((r) =>
+        r.backend === backend && r.op === op && r.baseline === baseline
+      );
+      const goal = `${target} ${op} >= ${MIN_RATIO}x ${baseline}`;
+      if (found.length === 0) {
+        rows.push({ goal, measured: "not measured", met: null });
+        continue;
+      }
+      rows.push({
+        goal,
+        measured: found.map((r) => `${r.ratio.toFixed(2)}x (${r.keyspace})`).join(", "),
+        met: found.every((r) => r.ratio >= MIN_RATIO),
+      });
+    }
+  }
+  const js = lists.filter((l) => l.backend === "jetstream");
+  const hasJs = (m: ListMethod) => js.some((l) => l.method === m);
+  if (hasJs("jetstream") && hasJs("jetstream-watch")) {
+    const r = listRatio(js, "jetstream", "jetstream-watch");
+    rows.push({
+      goal: `jetstream list <= ${MAX_LIST_OVER_WATCH}x one watch pass`,
+      measured: `${r.toFixed(2)}x the watch pass`,
+      met: r <= MAX_LIST_OVER_WATCH,
+    });
+  } else {
+    rows.push({
+      goal: `jetstream list <= ${MAX_LIST_OVER_WATCH}x one watch pass`,
+      measured: "not measured",
+      met: null,
+    });
+  }
+  if (hasJs("jetstream") && hasJs("jetstream-keys-get")) {
+    const r = listRatio(js, "jetstream-keys-get", "jetstream");
+    rows.push({
+      goal: `jetstream list >= ${MIN_KEYS_GET_OVER_LIST}x faster than keys()+get()`,
+      measured: `${r.toFixed(1)}x faster`,
+      met: r >= MIN_KEYS_GET_OVER_LIST,
+    });
+  } else {
+    rows.push({
+      goal: `jetstream list >= ${MIN_KEYS_GET_OVER_LIST}x faster than keys()+get()`,
+      measured: "not measured",
+      met: null,
+    });
+  }
+  const lib = list.find((l) => l.method === "file");
+  const headers = list.find((l) => l.method === "file-headers");
+  const goal = "file list reads no bodies (bytes read vs the header-only baseline)";
+  if (lib === undefined || headers === undefined) {
+    rows.push({ goal, measured: "not measured", met: null });
+  } else if (lib.bytesRead < 0 || headers.bytesRead < 0) {
+    const r = listRatio(lists, "file", "file-headers");
+    rows.push({
+      goal,
+      measured: `bytes read unknown (no /proc/self/io); ${r.toFixed(2)}x the baseline's time`,
+      met: null,
+    });
+  } else {
+    const r = listRatio(lists, "file", "file-headers");
+    rows.push({
+      goal,
+      measured: `${Math.round(lib.bytesPerEntry)} B/entry vs ${
+        Math.round(headers.bytesPerEntry)
+      } B/entry (bodies ${lib.valueSize} B); ${r.toFixed(2)}x the baseline's time`,
+      met: lib.bytesRead <= headers.bytesRead * MAX_LIST_BYTES_OVER_HEADERS &&
+        lib.bytesPerEntry < lib.valueSize,
+    });
+  }
+  return rows;
+}
