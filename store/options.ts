@@ -39,8 +39,9 @@ export type DecodedOptions<S extends OptionsSchema> =
 /**
  * Decodes a backend's options strictly: the block must be a plain object, every key must be one
  * the backend declares, every value must have the declared type, and every required option must
- * be present. A key whose value is `undefined` counts as absent. Every backend fails the same
- * way, naming the key and the allowed ones.
+ * be present. A declared key whose value is `undefined` counts as absent; an unknown key is
+ * refused whatever its value. Every backend fails the same way, naming the key and the allowed
+ * ones.
  *
  * @example An unknown key
  * ```ts
@@ -73,6 +74,12 @@ export function decodeOptions<S extends OptionsSchema>(
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw fail(`expected an object, got ${describeType(raw)}; ${allowedText}`);
   }
+  // A Map, a Date or a class instance has no own entries to read, or not the ones it appears
+  // to have: reading it as {} would silently drop the operator's settings.
+  const proto = Object.getPrototypeOf(raw);
+  if (proto !== Object.prototype && proto !== null) {
+    throw fail(`expected a plain object, got ${instanceName(proto)}; ${allowedText}`);
+  }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     const spec = Object.hasOwn(schema, key) ? schema[key] : undefined;
@@ -99,4 +106,11 @@ export function decodeOptions<S extends OptionsSchema>(
     }
   }
   return out as DecodedOptions<S>;
+}
+
+function instanceName(proto: object): string {
+  const name = Object.getOwnPropertyDescriptor(proto, "constructor")?.value?.name;
+  return typeof name === "string" && /^[A-Za-z_$][\w$]{0,63}$/.test(name)
+    ? `an instance of ${name}`
+    : "an object with a custom prototype";
 }
