@@ -1,5 +1,5 @@
-// OpenTelemetry spans for store calls. `@opentelemetry/api` is a no-op until the host installs
-// an SDK, so an uninstrumented host pays a few function calls.
+// OpenTelemetry spans for store calls, tool calls and the system note. `@opentelemetry/api` is a
+// no-op until the host installs an SDK, so an uninstrumented host pays a few function calls.
 
 import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { MemoryError } from "./errors.ts";
@@ -7,14 +7,20 @@ import { MemoryError } from "./errors.ts";
 /** The instrumentation scope name on every span this library makes. */
 export const TRACER_NAME = "@agentmem/memory";
 
+/** The `memory.outcome` of a call that succeeded. */
+export const OUTCOME_OK = "ok";
+
 /**
- * Runs `fn` inside an active span named `name`, recording the outcome: `memory.outcome` is `ok`
- * or the error's code (`error` for an error that is not a `MemoryError`).
+ * Runs `fn` inside an active span named `name`, recording the outcome on `memory.outcome`: `ok`,
+ * or the error's code (`error` for an error that is not a `MemoryError`). A call that resolves can
+ * still report a failure through `outcomeOf` (a tool call resolves with an error result rather
+ * than rejecting); any outcome other than `ok` marks the span as an error.
  */
 export function withSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
+  outcomeOf?: (result: T) => string,
 ): Promise<T> {
   return trace.getTracer(TRACER_NAME).startActiveSpan(
     name,
@@ -22,17 +28,21 @@ export function withSpan<T>(
     async (span) => {
       try {
         const result = await fn(span);
-        span.setAttribute("memory.outcome", "ok");
+        setOutcome(span, outcomeOf === undefined ? OUTCOME_OK : outcomeOf(result));
         return result;
       } catch (e) {
-        const code = e instanceof MemoryError ? e.code : "error";
-        span.setAttribute("memory.outcome", code);
-        span.setAttribute("error.type", code);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+        setOutcome(span, e instanceof MemoryError ? e.code : "error");
         throw e;
       } finally {
         span.end();
       }
     },
   );
+}
+
+function setOutcome(span: Span, outcome: string): void {
+  span.setAttribute("memory.outcome", outcome);
+  if (outcome === OUTCOME_OK) return;
+  span.setAttribute("error.type", outcome);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
 }
