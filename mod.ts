@@ -84,6 +84,22 @@ export {
 export { isReadOnly, readOnlyStore } from "./store/_store.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {
+  defineTool,
+  type ExposeSpec,
+  type JsonSchemaObject,
+  type Tool,
+  type ToolInputSchema,
+  type ToolResult,
+  type ToolRunOptions,
+  type ToolSpec,
+} from "./tools/tool.ts";
+export { memoryTools, type MemoryToolsOptions } from "./tools/memory_tools.ts";
+export {
+  DEFAULT_NOTE_CHARS,
+  memorySystemNote,
+  type SystemNoteOptions,
+} from "./tools/system_note.ts";
+export {
   JETSTREAM_MIN_VALUE_SIZE,
   type JetStreamDeps,
   type JetStreamStoreOptions,
