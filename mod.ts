@@ -99,6 +99,14 @@ export {
   memorySystemNote,
   type SystemNoteOptions,
 } from "./tools/system_note.ts";
+export { type AnthropicTool, toAnthropicTools } from "./tools/anthropic.ts";
+export { type OpenAITool, toOpenAITools } from "./tools/openai.ts";
+export {
+  type AISDKModelOutput,
+  type AISDKTool,
+  type AISDKToolsOptions,
+  toAISDKTools,
+} from "./tools/ai_sdk.ts";
 export {
   JETSTREAM_MIN_VALUE_SIZE,
   type JetStreamDeps,
