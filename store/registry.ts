@@ -89,9 +89,10 @@ const CONFIG_FIELDS = ["backend", "options", "readOnly"];
 /**
  * Opens a store from configuration.
  *
- * - With `deps.store`, returns that store (read-only when asked). If `config.backend` names a
- *   backend and the injected store reports another, fails naming both; naming none leaves the
- *   choice to the caller.
+ * - With `deps.store`, returns that very store (or a read-only view of it when asked). If
+ *   `config.backend` names a backend and the injected store reports another, fails naming both;
+ *   naming none leaves the choice to the caller. Options given beside it are still decoded
+ *   strictly against its backend's schema when that backend is registered.
  * - Otherwise opens the named backend (default `"file"`) with its options decoded strictly.
  *
  * @example The file backend from configuration
@@ -150,7 +151,15 @@ export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}):
         }`,
       );
     }
-    store = instrument(injected);
+    // Options configured beside an injected store are still checked, so a typo fails the same
+    // way whether or not a host injects the store.
+    const definition = registry.get(actual);
+    if (options !== undefined && definition !== undefined) {
+      decodeOptions(actual, options, definition.options);
+    }
+    // The store itself, not a wrapper: the caller asked for this object. The memory tools and the
+    // system note trace the calls they make through any store.
+    store = injected;
   } else {
     const name = backend ?? "file";
     const definition = registry.get(name);
