@@ -49,7 +49,7 @@ export const DEFAULT_NOTE_CHARS = 8_000;
  * await store.create("user.name", "What the user wants to be called", "Sam");
  * const note = await memorySystemNote(store, { readOnly: true });
  * assert.match(note, /"user\.name": What the user wants to be called/);
- * assert.doesMatch(note, /memory_write|memory_delete/);
+ * assert.doesNotMatch(note, /memory_write|memory_delete/);
  * await Deno.remove(dir, { recursive: true });
  * ```
  *

@@ -140,8 +140,8 @@ const EXPOSE_FLAGS = ["mcp", "a2a"];
  *   run: (input) => ({ isError: false, content: String((input as { text: string }).text) }),
  * });
  * assert.deepEqual(await echo.run('{"text":"hi"}'), { isError: false, content: "hi" });
- * // @ts-expect-error: `expose` is required
- * assert.throws(() => defineTool({ ...echo, expose: undefined }));
+ * // `expose` is required: leaving it out is a type error, and throws at run time.
+ * assert.throws(() => defineTool({ ...echo, expose: undefined as never }), /"expose" is missing/);
  * ```
  *
  * @param spec The tool's name, description, input schema, expose spec and `run`.
