@@ -1,0 +1,509 @@
+/**
+ * `deno task demo [dir] [--live]`: an agent loop in the Anthropic Messages tool-use shape, on the
+ * file backend, driven offline by a scripted model (or, with `--live` and `ANTHROPIC_API_KEY`, by
+ * a real one through `npm:@anthropic-ai/sdk`).
+ *
+ * - Run 1 saves memories, meets an `exists` refusal and resolves it (read, then overwrite), and
+ *   is suspended: the harness writes a terminal record and the run's scope snapshot to a JSONL
+ *   journal.
+ * - Run 2 resumes with `latestScope` over the journal, sees the index in its system note,
+ *   replaces a memory run 1 read (authorized by the resumed scope), then reads another one and
+ *   overwrites it.
+ * - A read-only run is offered only the list and read tools.
+ *
+ * Everything lives in `<dir>/demo` (default `./.agentmem/demo`), which the demo deletes and
+ * recreates on every start, so each run begins from nothing.
+ *
+ * @module
+ */
+
+import type Anthropic from "@anthropic-ai/sdk";
+import {
+  latestScope,
+  memorySystemNote,
+  memoryTools,
+  NotFoundError,
+  openFileStore,
+  readOnlyStore,
+  Scope,
+  StaleError,
+  type Store,
+  toAnthropicTools,
+  type Tool,
+} from "./mod.ts";
+
+/** One assistant turn: what the Messages API returns, reduced to what the loop reads. */
+export interface AssistantTurn {
+  readonly content: Anthropic.Messages.ContentBlockParam[];
+  readonly stop_reason: "tool_use" | "end_turn";
+}
+
+/** What a model sees on each call: the Messages API request, reduced. */
+export interface ModelRequest {
+  readonly system: string;
+  readonly tools: Anthropic.Messages.Tool[];
+  readonly messages: Anthropic.Messages.MessageParam[];
+}
+
+/** A model: the scripted one, or the real API. */
+export type Model = (request: ModelRequest) => Promise<AssistantTurn>;
+
+/** Options of `runDemo`. */
+export interface DemoOptions {
+  /** The base directory; the demo owns `<dir>/demo`. */
+  readonly dir: string;
+  /** Where transcript lines go. */
+  readonly print?: (line: string) => void;
+  /** Models for the three runs; scripted by default. */
+  readonly models?: { run1: Model; run2: Model; readOnly: Model };
+}
+
+const MARKER = ".agentmem-demo";
+const MAX_TURNS = 12;
+
+/**
+ * Runs the three demo runs and prints the transcript.
+ *
+ * @param options The base directory, where to print, and the models.
+ */
+export async function runDemo(options: DemoOptions): Promise<void> {
+  const print = options.print ?? console.log;
+  const models = options.models ?? scriptedModels();
+  const home = await resetDemoDir(`${options.dir.replace(/\/+$/, "") || "."}/demo`);
+  const journalPath = `${home}/journal.jsonl`;
+  // The file backend does not enforce read-before-update (the jetstream backend does). The demo
+  // adds a guard that does, so the scope the journal carries across the suspend has work to do.
+  const store = readBeforeUpdate(await openFileStore({ dir: `${home}/memories` }));
+  const journal = new Journal(journalPath);
+  print(`agentmem demo: memories in ${home}/memories, journal in ${journalPath}`);
+  print(`(${home} is deleted and recreated on every start)`);
+
+  // Run 1: a fresh scope.
+  const scope1 = new Scope();
+  await agentRun({
+    title: "Run 1",
+    runId: "run-1",
+    store,
+    tools: memoryTools(store, { scope: scope1 }),
+    user: "Hi! I'm Sam, friends call me Sammy. I use metric units. We're going to Lisbon in " +
+      "May: please keep notes on the trip.",
+    model: models.run1,
+    journal,
+    print,
+  });
+  await journal.append({ type: "suspended", run: "run-1", reason: "waiting for flight details" });
+  await journal.append(scope1.snapshot());
+  print("");
+  print(`-- run-1 suspended; the journal's last two records:`);
+  for (const line of (await journal.lines()).slice(-2)) print(`   ${line}`);
+
+  // Run 2: resume the scope from the journal.
+  const scope2 = latestScope((await journal.lines()).map(parseLine));
+  print("");
+  print(`-- run-2 resumes run-1: latestScope() over the journal restores ${scope2.size} revisions`);
+  await agentRun({
+    title: "Run 2 (resumed)",
+    runId: "run-2",
+    store,
+    tools: memoryTools(store, { scope: scope2 }),
+    user: "Flights are booked: TAP 1352, May 10, Lisbon 14:05. Please update the trip notes. " +
+      "Also, I'd like temperatures in Celsius.",
+    model: models.run2,
+    journal,
+    print,
+  });
+  await journal.append({ type: "finished", run: "run-2" });
+  await journal.append(scope2.snapshot());
+  print("");
+  print("-- harness check: the same overwrite from a run with a fresh scope is refused");
+  const fresh = byName(memoryTools(store, { scope: new Scope() }));
+  const stale = await fresh.memory_write!.run({
+    key: "trip.lisbon",
+    description: "Lisbon trip in May",
+    content: "overwritten by a run that never read it",
+    overwrite: true,
+  });
+  printResult(print, "memory_write", stale);
+
+  // A read-only run: two tools, and a note that never mentions writing.
+  await agentRun({
+    title: "Read-only run",
+    runId: "run-3",
+    store: readOnlyStore(store),
+    tools: memoryTools(readOnlyStore(store)),
+    user: "What do you remember about me?",
+    model: models.readOnly,
+    journal,
+    print,
+  });
+  print("");
+  print(`-- done. Memories now: ${(await store.list()).map((i) => i.key).join(", ")}`);
+}
+
+interface RunOptions {
+  readonly title: string;
+  readonly runId: string;
+  readonly store: Store;
+  readonly tools: Tool[];
+  readonly user: string;
+  readonly model: Model;
+  readonly journal: Journal;
+  readonly print: (line: string) => void;
+}
+
+// The agent loop: ask the model, run the tools it calls, send back tool_result blocks, repeat
+// until it ends its turn.
+async function agentRun(run: RunOptions): Promise<void> {
+  const { print, tools } = run;
+  const system = "You are a helpful travel assistant.\n\n" + await memorySystemNote(run.store);
+  const messages: Anthropic.Messages.MessageParam[] = [{ role: "user", content: run.user }];
+  const byTool = byName(tools);
+  print("");
+  print(`=== ${run.title} `.padEnd(78, "="));
+  print(`tools: ${tools.map((t) => t.name).join(", ")}`);
+  print("system note:");
+  for (const line of system.split("\n")) print(`    ${line}`);
+  print(`user: ${run.user}`);
+  await run.journal.append({ type: "message", run: run.runId, role: "user", content: run.user });
+  for (let turn = 0; turn < MAX_TURNS; turn++) {
+    const reply = await run.model({ system, tools: toAnthropicTools(tools), messages });
+    messages.push({ role: "assistant", content: reply.content });
+    await run.journal.append({ type: "message", run: run.runId, role: "assistant", ...reply });
+    const results: Anthropic.Messages.ToolResultBlockParam[] = [];
+    for (const block of reply.content) {
+      if (block.type === "text") print(`assistant: ${block.text}`);
+      if (block.type !== "tool_use") continue;
+      print(`assistant -> ${block.name} ${JSON.stringify(block.input)}`);
+      const tool = byTool[block.name];
+      const result = tool === undefined
+        ? { isError: true, content: `There is no tool named ${JSON.stringify(block.name)}.` }
+        : await tool.run(block.input, { toolCallId: block.id });
+      printResult(print, block.name, result);
+      results.push({
+        type: "tool_result",
+        tool_use_id: block.id,
+        content: result.content,
+        is_error: result.isError,
+      });
+    }
+    if (reply.stop_reason !== "tool_use" || results.length === 0) return;
+    messages.push({ role: "user", content: results });
+    await run.journal.append({ type: "message", run: run.runId, role: "user", content: results });
+  }
+  print(`(stopped after ${MAX_TURNS} turns)`);
+}
+
+function printResult(
+  print: (line: string) => void,
+  name: string,
+  result: { isError: boolean; content: string },
+): void {
+  const [first, ...rest] = result.content.split("\n");
+  print(`tool <- ${name} ${result.isError ? "ERROR" : "ok"}: ${first}`);
+  for (const line of rest) print(`           ${line}`);
+}
+
+function byName(tools: Tool[]): Record<string, Tool> {
+  return Object.fromEntries(tools.map((t) => [t.name, t]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scripted model: canned turns that check what came back before going on, so the transcript
+// shows real tool results and the demo fails loudly if the tools stop answering as expected.
+
+type Step = (last: Anthropic.Messages.ToolResultBlockParam[]) => AssistantTurn;
+
+let nextId = 0;
+
+function use(name: string, input: Record<string, unknown>): Anthropic.Messages.ToolUseBlockParam {
+  return { type: "tool_use", id: `toolu_demo_${++nextId}`, name, input };
+}
+
+function say(text: string): Anthropic.Messages.TextBlockParam {
+  return { type: "text", text };
+}
+
+function tools(...blocks: Anthropic.Messages.ContentBlockParam[]): AssistantTurn {
+  return { content: blocks, stop_reason: "tool_use" };
+}
+
+function done(text: string): AssistantTurn {
+  return { content: [say(text)], stop_reason: "end_turn" };
+}
+
+function expect(
+  last: Anthropic.Messages.ToolResultBlockParam[],
+  isError: boolean,
+  pattern: RegExp,
+): void {
+  const result = last[last.length - 1];
+  const text = typeof result?.content === "string" ? result.content : "";
+  if ((result?.is_error ?? false) !== isError || !pattern.test(text)) {
+    throw new Error(`The scripted model expected ${pattern} (isError ${isError}), got: ${text}`);
+  }
+}
+
+function scripted(steps: Step[]): Model {
+  let i = 0;
+  return (request) => {
+    const step = steps[i++];
+    if (step === undefined) return Promise.resolve(done("(the script has ended)"));
+    const last = request.messages[request.messages.length - 1]!;
+    const results = Array.isArray(last.content)
+      ? last.content.flatMap((b) => b.type === "tool_result" ? [b] : [])
+      : [];
+    return Promise.resolve(step(results));
+  };
+}
+
+function scriptedModels(): { run1: Model; run2: Model; readOnly: Model } {
+  const run1 = scripted([
+    () =>
+      tools(
+        say("Nice to meet you, Sam! Let me save that."),
+        use("memory_write", {
+          key: "user.name",
+          description: "What the user wants to be called",
+          content: "Sam",
+        }),
+        use("memory_write", {
+          key: "user.units",
+          description: "Units the user prefers",
+          content: "metric",
+        }),
+      ),
+    (last) => {
+      expect(last, false, /Saved new memory "user.units"/);
+      return tools(
+        use("memory_write", {
+          key: "trip.lisbon",
+          description: "Lisbon trip in May",
+          content: "Destination: Lisbon\nWhen: May\nFlights: not booked yet\n",
+        }),
+      );
+    },
+    (last) => {
+      expect(last, false, /Saved new memory "trip.lisbon"/);
+      return tools(
+        use("memory_write", {
+          key: "user.name",
+          description: "The user's nickname",
+          content: "Sammy",
+        }),
+      );
+    },
+    (last) => {
+      expect(last, true, /already exists[\s\S]*What the user wants to be called/);
+      return tools(
+        say("That key holds the user's name already; I'll read it and fold the nickname in."),
+        use("memory_read", { key: "user.name" }),
+      );
+    },
+    (last) => {
+      expect(last, false, /\| Sam$/m);
+      return tools(
+        use("memory_write", {
+          key: "user.name",
+          description: "What the user wants to be called",
+          content: "Sam (friends call them Sammy)",
+          overwrite: true,
+        }),
+      );
+    },
+    (last) => {
+      expect(last, false, /replacing what it held/);
+      return tools(use("memory_read", { key: "trip.lisbon" }));
+    },
+    (last) => {
+      expect(last, false, /Flights: not booked yet/);
+      return done("All noted. Tell me your flight details when you have them.");
+    },
+  ]);
+  const run2 = scripted([
+    () =>
+      tools(
+        say("The index shows trip.lisbon, which this run read before it was suspended."),
+        use("memory_write", {
+          key: "trip.lisbon",
+          description: "Lisbon trip in May",
+          content: "Destination: Lisbon\nWhen: May 10\nFlights: TAP 1352, lands 14:05\n",
+          overwrite: true,
+        }),
+      ),
+    (last) => {
+      expect(last, false, /replacing what it held/);
+      return tools(use("memory_read", { key: "user.units" }));
+    },
+    (last) => {
+      expect(last, false, /\| metric$/m);
+      return tools(
+        use("memory_write", {
+          key: "user.units",
+          description: "Units the user prefers",
+          content: "metric; temperatures in Celsius",
+          overwrite: true,
+        }),
+      );
+    },
+    (last) => {
+      expect(last, false, /replacing what it held/);
+      return done("Trip notes updated with your flight, and I'll use Celsius from now on.");
+    },
+  ]);
+  const readOnly = scripted([
+    () =>
+      tools(
+        use("memory_read", { key: "user.name" }),
+        use("memory_read", { key: "trip.lisbon" }),
+      ),
+    (last) => {
+      expect(last, false, /TAP 1352/);
+      return done(
+        "You're Sam (Sammy to friends), and you fly TAP 1352 to Lisbon on May 10, landing at 14:05.",
+      );
+    },
+  ]);
+  return { run1, run2, readOnly };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real model, when asked for with --live.
+
+async function liveModels(): Promise<{ run1: Model; run2: Model; readOnly: Model }> {
+  const apiKey = Deno.env.get("ANTHROPIC_API_KEY");
+  if (!apiKey) throw new Error("--live needs ANTHROPIC_API_KEY in the environment");
+  const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+  const client = new AnthropicClient({ apiKey });
+  const model = Deno.env.get("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5";
+  const live: Model = async ({ system, tools, messages }) => {
+    const reply = await client.messages.create({
+      model,
+      max_tokens: 1024,
+      system,
+      tools,
+      messages,
+    });
+    const content = reply.content.flatMap((b): Anthropic.Messages.ContentBlockParam[] =>
+      b.type === "text"
+        ? [{ type: "text", text: b.text }]
+        : b.type === "tool_use"
+        ? [{ type: "tool_use", id: b.id, name: b.name, input: b.input }]
+        : []
+    );
+    return { content, stop_reason: reply.stop_reason === "tool_use" ? "tool_use" : "end_turn" };
+  };
+  return { run1: live, run2: live, readOnly: live };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Harness pieces: the journal, the demo directory, and the read-before-update guard.
+
+class Journal {
+  constructor(readonly path: string) {}
+
+  async append(record: unknown): Promise<void> {
+    await Deno.writeTextFile(this.path, JSON.stringify(record) + "\n", { append: true });
+  }
+
+  async lines(): Promise<string[]> {
+    try {
+      return (await Deno.readTextFile(this.path)).split("\n").filter((l) => l !== "");
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw e;
+    }
+  }
+}
+
+function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined; // a torn last line after a crash: latestScope skips it
+  }
+}
+
+// Deletes and recreates the demo directory, refusing to delete one the demo did not make.
+async function resetDemoDir(home: string): Promise<string> {
+  try {
+    const entries = [];
+    for await (const e of Deno.readDir(home)) entries.push(e.name);
+    if (entries.length > 0 && !entries.includes(MARKER)) {
+      throw new Error(`${home} exists and was not made by this demo; not deleting it`);
+    }
+    await Deno.remove(home, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  await Deno.mkdir(home, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/${MARKER}`,
+    "Made by `deno task demo`; deleted on its next run.\n",
+  );
+  return home;
+}
+
+// Enforces read-before-update over any store, as the jetstream backend does: a key's revision is
+// a hash of what it holds, recorded by reads and writes; an update needs the current one. (Check
+// then write is not atomic: good enough for one demo process, not for a shared store.)
+function readBeforeUpdate(store: Store): Store {
+  const NAMESPACE = "demo-guard";
+  const revisionOf = async (e: { description: string; content: string }) => {
+    const bytes = new TextEncoder().encode(JSON.stringify([e.description, e.content]));
+    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    return hash.slice(0, 6).reduce((n, b) => n * 256 + b, 0);
+  };
+  const recordCurrent = async (key: string, opts?: { scope?: Scope | null | undefined }) =>
+    opts?.scope?.record(NAMESPACE, key, await revisionOf(await store.read(key)));
+  return {
+    info: () => store.info(),
+    list: (opts) => store.list(opts),
+    read: async (key, opts) => {
+      const entry = await store.read(key, opts);
+      opts?.scope?.record(NAMESPACE, key, await revisionOf(entry));
+      return entry;
+    },
+    create: async (key, description, content, opts) => {
+      await store.create(key, description, content, opts);
+      await recordCurrent(key, opts);
+    },
+    update: async (key, description, content, opts) => {
+      const held = opts?.scope?.revision(NAMESPACE, key);
+      let current: number | undefined;
+      try {
+        current = await revisionOf(await store.read(key));
+      } catch (e) {
+        if (!(e instanceof NotFoundError)) throw e;
+      }
+      if (held === undefined || held !== current) {
+        throw new StaleError(
+          `[memory:file] Cannot update memory "${key}": not read in this scope`,
+          {
+            key,
+          },
+        );
+      }
+      await store.update(key, description, content, opts);
+      await recordCurrent(key, opts);
+    },
+    delete: async (key, opts) => {
+      const existed = await store.delete(key, opts);
+      opts?.scope?.forget(NAMESPACE, key);
+      return existed;
+    },
+  };
+}
+
+if (import.meta.main) {
+  const args = Deno.args.filter((a) => a !== "--live");
+  const live = Deno.args.includes("--live");
+  try {
+    await runDemo({
+      dir: args[0] ?? "./.agentmem",
+      ...(live ? { models: await liveModels() } : {}),
+    });
+  } catch (e) {
+    console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`);
+    Deno.exit(1);
+  }
+}
