@@ -120,6 +120,7 @@ Deno.test({
     const store = new FakeStore();
     const t = byName(memoryTools(store));
     spans();
+    await t.memory_read!.run("{not json");
     await t.memory_read!.run({ key: 42 });
     await t.memory_read!.run({ key: "a/b" });
     await t.memory_read!.run({ key: "missing" });
@@ -132,6 +133,7 @@ Deno.test({
       tools.map((s) => [s.attributes["gen_ai.tool.name"], s.attributes["memory.outcome"]]),
       [
         ["memory_read", "invalid_arguments"],
+        ["memory_read", "invalid_arguments"],
         ["memory_read", "invalid_key"],
         ["memory_read", "not_found"],
         ["memory_list", "ok"],
@@ -141,7 +143,7 @@ Deno.test({
     );
     for (const s of tools) assert.equal(s.attributes["memory.backend"], "fake");
     // An illegal key never lands on a span.
-    assert.equal(tools[1]!.attributes["memory.key"], undefined);
+    assert.equal(tools[2]!.attributes["memory.key"], undefined);
   },
 });
 

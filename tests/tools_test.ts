@@ -507,3 +507,24 @@ Deno.test("defineTool() copies and freezes the schema", () => {
   assert.deepEqual(tool.inputSchema.properties, { a: { type: "string" } });
   assert.ok(Object.isFrozen(tool.inputSchema.properties));
 });
+
+Deno.test("memory tools survive a store of another make that returns garbage", async () => {
+  const garbage = {
+    info: () => ({ backend: "odd", location: "" }),
+    list: () => Promise.resolve([null, { key: 1 }, { key: "ok", description: "fine" }]),
+    read: () => Promise.resolve({ description: 5 }),
+    create: () => Promise.resolve(),
+    update: () => Promise.resolve(),
+    delete: () => Promise.resolve(true),
+  } as unknown as Store;
+  const t = byName(memoryTools(garbage));
+  const list = await t.memory_list!.run({});
+  assert.equal(list.isError, false);
+  assert.match(list.content, /^- "ok": fine$/m);
+  assert.match(list.content, /^1 memory is saved/);
+  const read = await t.memory_read!.run({ key: "ok" });
+  assert.equal(read.isError, true);
+  assert.match(read.content, /damaged/);
+  const notArray = { ...garbage, list: () => Promise.resolve("nope") } as unknown as Store;
+  assert.equal((await byName(memoryTools(notArray)).memory_list!.run({})).isError, false);
+});

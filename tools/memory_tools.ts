@@ -5,7 +5,8 @@
  * @module
  */
 
-import { ConfigError, MemoryError } from "../store/errors.ts";
+import type { Span } from "@opentelemetry/api";
+import { ConfigError, CorruptError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES } from "../store/limits.ts";
 import { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
@@ -13,7 +14,13 @@ import { LEGAL_KEY, validateKey, validateWrite } from "../store/validate.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import { describeType, quote } from "../store/_text.ts";
-import { defineTool, type Tool, type ToolInputSchema, type ToolRunOptions } from "./tool.ts";
+import {
+  defineTool,
+  type Tool,
+  type ToolInputSchema,
+  type ToolResult,
+  type ToolRunOptions,
+} from "./tool.ts";
 import { checkArgs, type Fields, isPlainObject } from "./_args.ts";
 import { entryLines, frame, indexLine } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
@@ -164,40 +171,79 @@ function memoryTool(ctx: Context, def: Definition): Tool {
     : def.name === DELETE
     ? " Nothing was deleted."
     : "";
-  return defineTool({
+  // The span wraps the whole call, JSON parsing and the total-run guard of defineTool included,
+  // so a call refused before it reaches the handler is traced too. The handler reports its
+  // outcome and the key through a per-call record found by the options object it is handed.
+  const tool = defineTool({
     name: def.name,
     description: def.description,
     inputSchema,
     expose: {},
-    run: (input: unknown, opts?: ToolRunOptions) => {
-      const signal = opts?.signal instanceof AbortSignal ? opts.signal : undefined;
-      const toolCallId = typeof opts?.toolCallId === "string" ? opts.toolCallId : undefined;
-      return withSpan(
-        `execute_tool ${def.name}`,
-        {
-          "gen_ai.operation.name": "execute_tool",
-          "gen_ai.tool.name": def.name,
-          "gen_ai.tool.type": "function",
-          ...(toolCallId === undefined ? {} : { "gen_ai.tool.call.id": toolCallId }),
-          "memory.backend": ctx.backend,
-          "memory.operation": def.name,
-        },
-        async (span) => {
-          const args = checkArgs(def.name, input, def.fields);
-          if (typeof args === "string") {
-            return refuse("invalid_arguments", `Refused: ${args}.${unchanged}`);
-          }
-          const key = args.key;
-          if (typeof key === "string" && isLegalKey(key)) span.setAttribute("memory.key", key);
-          const call: CallOptions = signal === undefined
-            ? { scope: ctx.scope }
-            : { scope: ctx.scope, signal };
-          return await def.handle(args, call);
-        },
-        (r) => r.outcome,
-      );
+    run: async (input: unknown, opts?: ToolRunOptions) => {
+      const call = opts === undefined ? undefined : CALLS.get(opts);
+      const args = checkArgs(def.name, input, def.fields);
+      const outcome = typeof args === "string"
+        ? refuse("invalid_arguments", `Refused: ${args}.${unchanged}`)
+        : await handle(ctx, def, args, call);
+      if (call !== undefined) call.outcome = outcome.outcome;
+      return outcome;
     },
   });
+  const run = (input: unknown, opts?: ToolRunOptions) => {
+    const signal = opts?.signal instanceof AbortSignal ? opts.signal : undefined;
+    const toolCallId = typeof opts?.toolCallId === "string" ? opts.toolCallId : undefined;
+    const callOpts: ToolRunOptions = signal === undefined ? {} : { signal };
+    return withSpan(
+      `execute_tool ${def.name}`,
+      {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": def.name,
+        "gen_ai.tool.type": "function",
+        ...(toolCallId === undefined ? {} : { "gen_ai.tool.call.id": toolCallId }),
+        "memory.backend": ctx.backend,
+        "memory.operation": def.name,
+      },
+      (span) => {
+        const call: CallRecord = { span, signal, outcome: undefined };
+        CALLS.set(callOpts, call);
+        return tool.run(input, callOpts).then((result) => ({ result, call }));
+      },
+      ({ result, call }) => call.outcome ?? (result.isError ? "invalid_arguments" : "ok"),
+    ).then(({ result }) => result, () => internalError(def.name));
+  };
+  return Object.freeze({ ...tool, run });
+}
+
+// One call's span, signal and outcome, keyed by the options object the call hands to defineTool.
+interface CallRecord {
+  readonly span: Span;
+  readonly signal: AbortSignal | undefined;
+  outcome: string | undefined;
+}
+
+const CALLS = new WeakMap<object, CallRecord>();
+
+function internalError(name: string): ToolResult {
+  return {
+    isError: true,
+    content: `The tool ${name} failed with an internal error. This is not caused by your ` +
+      `arguments; you may retry later or continue without it.`,
+  };
+}
+
+function handle(
+  ctx: Context,
+  def: Definition,
+  args: Record<string, unknown>,
+  call: CallRecord | undefined,
+): Promise<Outcome> {
+  const key = args.key;
+  if (typeof key === "string" && isLegalKey(key)) call?.span.setAttribute("memory.key", key);
+  const signal = call?.signal;
+  return def.handle(
+    args,
+    signal === undefined ? { scope: ctx.scope } : { scope: ctx.scope, signal },
+  );
 }
 
 function isLegalKey(key: string): boolean {
@@ -232,6 +278,10 @@ function listTool(ctx: Context): Tool {
       } catch (e) {
         return failure(e, { tool: LIST, key: undefined, readOnly: ctx.readOnly });
       }
+      // A store of another make may hand back anything; show only what is an item.
+      items = Array.isArray(items)
+        ? items.filter((i) => typeof i?.key === "string" && typeof i.description === "string")
+        : [];
       if (items.length === 0) return ok("No memories are saved yet.");
       const { text } = frame("MEMORY INDEX", items.map(indexLine));
       const count = items.length === 1 ? "1 memory is" : `${items.length} memories are`;
@@ -260,6 +310,13 @@ function readTool(ctx: Context): Tool {
         entry = await ctx.store.read(k, call);
       } catch (e) {
         return failure(e, { tool: READ, key: k, readOnly: ctx.readOnly });
+      }
+      if (typeof entry?.description !== "string" || typeof entry.content !== "string") {
+        return failure(new CorruptError("not an entry"), {
+          tool: READ,
+          key: k,
+          readOnly: ctx.readOnly,
+        });
       }
       const { text } = frame("MEMORY DATA", entryLines(k, entry.description, entry.content));
       const next = ctx.readOnly

@@ -71,7 +71,11 @@ export function memorySystemNote(
       let items: Item[] | undefined;
       let outcome = "ok";
       try {
-        items = await instrument(store).list();
+        const listed = await instrument(store).list();
+        // A store of another make may hand back anything; show only what is an item.
+        items = Array.isArray(listed)
+          ? listed.filter((i) => typeof i?.key === "string" && typeof i.description === "string")
+          : [];
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }
