@@ -22,7 +22,7 @@ export interface Config {
   readonly sweep: readonly number[];
   readonly sweepKeyspace: Keyspace;
   readonly listEntries: number;
-  readonly listValueSize: number;
+  readonly listValueSizes: readonly number[];
   readonly listReps: number;
   readonly warmup: number;
   readonly servers: readonly string[] | undefined;
@@ -54,8 +54,9 @@ runs; a broken one makes the exit status non-zero.
   --trials N           repeated runs per target; medians are reported (default 5)
   --sweep LIST         process counts of the scaling sweep, or "none" (default 1,2,4,8)
   --sweep-keyspace K   keyspace of the sweep (default disjoint)
-  --list-entries N     entries in the listing benchmark (default ${MAX_ENTRIES})
-  --list-value-size B  body size of those entries (default 65536)
+  --list-entries N     entries in the listing benchmark, 0 to skip it (default ${MAX_ENTRIES})
+  --list-value-sizes L body sizes of those entries, one listing benchmark each
+                       (default 1024,65536)
   --list-reps N        timed listings per method (default 5)
   --warmup N           untimed operations of each kind per worker and target (default 20)
   --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
@@ -88,7 +89,7 @@ export function parseConfig(args: string[]): Config | "help" {
       sweep: { type: "string" },
       "sweep-keyspace": { type: "string" },
       "list-entries": { type: "string" },
-      "list-value-size": { type: "string" },
+      "list-value-sizes": { type: "string" },
       "list-reps": { type: "string" },
       warmup: { type: "string" },
       servers: { type: "string" },
@@ -138,8 +139,10 @@ export function parseConfig(args: string[]): Config | "help" {
     trials: int("trials", values.trials, quick ? 1 : 5),
     sweep,
     sweepKeyspace,
-    listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES),
-    listValueSize: int("list-value-size", values["list-value-size"], 65_536, 0),
+    listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES, 0),
+    listValueSizes: (values["list-value-sizes"] ?? "1024,65536").split(",").map((s) =>
+      int("list-value-sizes", s.trim(), 0, 0)
+    ),
     listReps: int("list-reps", values["list-reps"], quick ? 1 : 5),
     warmup: int("warmup", values.warmup, quick ? 3 : 20, 0),
     servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),

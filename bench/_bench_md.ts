@@ -134,7 +134,7 @@ that wall time, and latencies (p50/p95/p99) are per operation, retries included.
   bookkeeping, the capacity check and telemetry.
 - **Listing**, ${
     results.summary.list[0]?.entries ?? c.listEntries
-  } entries of ${c.listValueSize} B bodies: for the file backend a
+  } entries, once per body size: for the file backend a
   *header-only* baseline (read the directory, then each file's first KiB, no YAML) and a
   *bodies* baseline (\`readFile\` of every entry), with bytes read from \`/proc/self/io\`, to
   show that a listing reads headers only; for jetstream, one pass of \`kv.watch()\` over the

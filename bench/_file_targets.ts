@@ -1,18 +1,26 @@
 // The file backend and its two baselines.
 //
 // - `file`: the library (`openFileStore`), durable by default.
-// - `file-raw`: the same durable steps the backend takes (temp file, write, fsync, link for a
-//   create or rename for an update, unlink the temp, fsync the directory; `readFile` for a read)
-//   on the same serialized bytes, without validation, YAML, spans or the capacity count.
+// - `file-raw`: the same system calls the backend makes, on the same serialized bytes, without
+//   validation, YAML, spans, symlink checks beyond the open flags, or the capacity count. A write
+//   is a temp file, write, fsync, `link` for a create or `rename` for an update, unlink of the
+//   temp, fsync of the directory. A read is `open` with O_NOFOLLOW|O_NONBLOCK (through
+//   node:fs, as the backend does: Deno.open has no such flags), fstat, read to EOF, close.
 // - `file-wfa`: `npm:write-file-atomic` with fsync on (temp, write, fsync, rename; it never
 //   fsyncs the directory and cannot create exclusively). An ecosystem reference for writes.
 
+import { constants as FS } from "node:fs";
+import { open } from "node:fs/promises";
 import writeFileAtomic from "write-file-atomic";
 import { openFileStore, serializeEntry, type Store } from "../mod.ts";
 import type { SnapshotResult } from "./_protocol.ts";
 import { DESCRIPTION, type Entries, type Target } from "./_target.ts";
 
 const DECODER = new TextDecoder();
+const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK;
+// A deliberate bug for the benchmark's own test: the raw create claims every key it tries, so
+// the "one create winner per key" invariant must break and the run must fail.
+const FAULT_CREATE_ALWAYS_WINS = Deno.env.get("AGENTMEM_BENCH_FAULT") === "create-always-wins";
 
 /** Opens the library's file store over `dir`. */
 export async function openFileLibrary(dir: string, entries: Entries): Promise<Target> {
@@ -59,7 +67,7 @@ export function openFileRaw(dir: string, entries: Entries): Target {
         await Deno.link(temp, path(key));
       } catch (e) {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-        created = false;
+        created = FAULT_CREATE_ALWAYS_WINS;
       } finally {
         await Deno.remove(temp);
       }
@@ -72,7 +80,7 @@ export function openFileRaw(dir: string, entries: Entries): Target {
       await syncDir(dir);
     },
     async read(key) {
-      return entries.isWrittenBytes(await Deno.readFile(path(key)));
+      return entries.isWrittenBytes(await readNoFollow(path(key)));
     },
     async delete(key) {
       try {
@@ -110,6 +118,25 @@ export function openFileWfa(dir: string, entries: Entries): Target {
     snapshot: (bodiesOf) => snapshotFiles(dir, bodiesOf, entries),
     close: () => Promise.resolve(),
   };
+}
+
+// Reads a regular file whole without following a symlink or blocking on a FIFO.
+async function readNoFollow(path: string): Promise<Uint8Array> {
+  const fh = await open(path, READ_FLAGS);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new Error("Not a regular file");
+    const buf = new Uint8Array(st.size + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    await fh.close();
+  }
 }
 
 function unsupported(): Promise<never> {

@@ -22,7 +22,7 @@ const CLOSE = new TextEncoder().encode("\n---\n");
 export async function listOnce(
   command: ListCommand,
   nc: NatsConnection | undefined,
-  jetStreamOpener: () => Promise<JetStreamOpener>,
+  openJetStream: JetStreamOpener,
 ): Promise<ListResult> {
   const { method, location } = command;
   let run: () => Promise<number>;
@@ -43,7 +43,7 @@ export async function listOnce(
       throw new Error(`List method ${method} needs a bucket and a NATS connection`);
     }
     if (method === "jetstream") {
-      const store = await (await jetStreamOpener())(bucket, nc);
+      const store = await openJetStream(bucket, nc);
       run = async () => (await store.list()).length;
     } else {
       const kv = await new Kvm(nc).open(bucket);

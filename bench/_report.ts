@@ -2,7 +2,7 @@
 
 import type { Op, TargetName } from "./_protocol.ts";
 import { TRAITS } from "./_protocol.ts";
-import type { MainRow, Results, TargetRow } from "./_results.ts";
+import { type ListRow, type MainRow, type Results, sizeLabel, type TargetRow } from "./_results.ts";
 
 const OP_ORDER: readonly Op[] = ["create", "update", "read", "counter", "delete"];
 const TARGET_ORDER: readonly TargetName[] = [
@@ -103,24 +103,22 @@ function byTargetThenOp(a: MainRow, b: MainRow): number {
 
 /** The listing table. */
 export function listTable(results: Results): string {
-  const rows = results.summary.list;
+  const rows = [...results.summary.list].sort((a, b) =>
+    a.valueSize - b.valueSize || a.backend.localeCompare(b.backend)
+  );
   const first = rows[0];
   if (first === undefined) return "";
-  const fastest = new Map<string, number>();
-  for (const r of rows) {
-    if (r.method === r.backend) fastest.set(r.backend, r.ms);
-  }
+  const library = (r: ListRow) =>
+    rows.find((l) => l.valueSize === r.valueSize && l.method === r.backend)?.ms;
   return [
-    `### Listing ${first.entries} entries with ${
-      fmtBytes(first.valueSize)
-    } bodies (one process, median of ${first.reps})`,
+    `### Listing ${first.entries} entries (one process, median of ${first.reps})`,
     "",
     table(
-      ["backend", "method", "time ms", "vs library", "bytes read", "bytes/entry"],
+      ["bodies", "method", "time ms", "time / library's", "bytes read", "bytes/entry"],
       rows.map((r) => {
-        const lib = fastest.get(r.backend);
+        const lib = library(r);
         return [
-          r.backend,
+          sizeLabel(r.valueSize),
           r.method,
           fmtMs(r.ms),
           lib === undefined || r.method === r.backend ? "" : `${(r.ms / lib).toFixed(2)}x`,
@@ -128,7 +126,7 @@ export function listTable(results: Results): string {
           r.bytesRead < 0 ? "" : fmtBytes(Math.round(r.bytesPerEntry)),
         ];
       }),
-      [false, false, true, true, true, true],
+      [true, false, true, true, true, true],
     ),
     "",
     "Bytes read: the worker's `rchar` from `/proc/self/io` during the listing (file backend only).",

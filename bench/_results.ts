@@ -228,7 +228,7 @@ function ratioRows(runs: readonly RunRecord[]): RatioRow[] {
 }
 
 function listRows(lists: readonly ListRecord[]): ListRow[] {
-  const groups = groupBy(lists, (l) => `${l.backend}|${l.method}`);
+  const groups = groupBy(lists, (l) => `${l.valueSize}|${l.backend}|${l.method}`);
   return [...groups.values()].map((group) => {
     const first = group[0] as ListRecord;
     const bytesRead = median(group.map((g) => g.bytesRead));
@@ -295,58 +295,89 @@ function targetRows(
       });
     }
   }
-  const js = lists.filter((l) => l.backend === "jetstream");
-  const hasJs = (m: ListMethod) => js.some((l) => l.method === m);
-  if (hasJs("jetstream") && hasJs("jetstream-watch")) {
-    const r = listRatio(js, "jetstream", "jetstream-watch");
-    rows.push({
-      goal: `jetstream list <= ${MAX_LIST_OVER_WATCH}x one watch pass`,
-      measured: `${r.toFixed(2)}x the watch pass`,
-      met: r <= MAX_LIST_OVER_WATCH,
-    });
-  } else {
-    rows.push({
-      goal: `jetstream list <= ${MAX_LIST_OVER_WATCH}x one watch pass`,
-      measured: "not measured",
-      met: null,
-    });
-  }
-  if (hasJs("jetstream") && hasJs("jetstream-keys-get")) {
-    const r = listRatio(js, "jetstream-keys-get", "jetstream");
-    rows.push({
-      goal: `jetstream list >= ${MIN_KEYS_GET_OVER_LIST}x faster than keys()+get()`,
-      measured: `${r.toFixed(1)}x faster`,
-      met: r >= MIN_KEYS_GET_OVER_LIST,
-    });
-  } else {
-    rows.push({
-      goal: `jetstream list >= ${MIN_KEYS_GET_OVER_LIST}x faster than keys()+get()`,
-      measured: "not measured",
-      met: null,
-    });
-  }
-  const lib = list.find((l) => l.method === "file");
-  const headers = list.find((l) => l.method === "file-headers");
-  const goal = "file list reads no bodies (bytes read vs the header-only baseline)";
-  if (lib === undefined || headers === undefined) {
-    rows.push({ goal, measured: "not measured", met: null });
-  } else if (lib.bytesRead < 0 || headers.bytesRead < 0) {
-    const r = listRatio(lists, "file", "file-headers");
-    rows.push({
-      goal,
-      measured: `bytes read unknown (no /proc/self/io); ${r.toFixed(2)}x the baseline's time`,
-      met: null,
-    });
-  } else {
-    const r = listRatio(lists, "file", "file-headers");
-    rows.push({
-      goal,
-      measured: `${Math.round(lib.bytesPerEntry)} B/entry vs ${
-        Math.round(headers.bytesPerEntry)
-      } B/entry (bodies ${lib.valueSize} B); ${r.toFixed(2)}x the baseline's time`,
-      met: lib.bytesRead <= headers.bytesRead * MAX_LIST_BYTES_OVER_HEADERS &&
-        lib.bytesPerEntry < lib.valueSize,
-    });
-  }
+  rows.push(...jetStreamListTargets(lists.filter((l) => l.backend === "jetstream")));
+  rows.push(fileListTarget(list, lists));
   return rows;
+}
+
+// The jetstream list targets are judged at the smallest body size measured (a typical memory);
+// larger bodies are reported beside them. With large bodies both a listing and keys()+get() move
+// the same bytes, so "keys()+get() ÷ one watch pass" is the most any listing could reach.
+function jetStreamListTargets(js: readonly ListRecord[]): TargetRow[] {
+  const sizes = [...new Set(js.map((l) => l.valueSize))].sort((a, b) => a - b);
+  const at = (size: number) => js.filter((l) => l.valueSize === size);
+  const has = (size: number, m: ListMethod) => at(size).some((l) => l.method === m);
+  const watchGoal = `jetstream list <= ${MAX_LIST_OVER_WATCH}x one watch pass`;
+  const keysGoal = `jetstream list >= ${MIN_KEYS_GET_OVER_LIST}x faster than keys()+get()`;
+  const judged = sizes[0];
+  if (judged === undefined || !has(judged, "jetstream")) {
+    return [
+      { goal: watchGoal, measured: "not measured", met: null },
+      { goal: keysGoal, measured: "not measured", met: null },
+    ];
+  }
+  const watch = sizes.filter((s) => has(s, "jetstream-watch")).map((s) => ({
+    size: s,
+    ratio: listRatio(at(s), "jetstream", "jetstream-watch"),
+  }));
+  const keys = sizes.filter((s) => has(s, "jetstream-keys-get")).map((s) => ({
+    size: s,
+    ratio: listRatio(at(s), "jetstream-keys-get", "jetstream"),
+    ceiling: has(s, "jetstream-watch")
+      ? listRatio(at(s), "jetstream-keys-get", "jetstream-watch")
+      : NaN,
+  }));
+  const w0 = watch.find((w) => w.size === judged);
+  const k0 = keys.find((k) => k.size === judged);
+  return [
+    {
+      goal: watchGoal,
+      measured:
+        watch.map((w) =>
+          `${w.ratio.toFixed(2)}x (${sizeLabel(w.size)} bodies${w.size === judged ? "" : ", info"})`
+        ).join("; ") || "not measured",
+      met: w0 === undefined ? null : w0.ratio <= MAX_LIST_OVER_WATCH,
+    },
+    {
+      goal: keysGoal,
+      measured:
+        keys.map((k) =>
+          `${k.ratio.toFixed(1)}x (${sizeLabel(k.size)} bodies${
+            k.size === judged ? "" : ", info"
+          }; a watch pass is ${k.ceiling.toFixed(1)}x)`
+        ).join("; ") || "not measured",
+      met: k0 === undefined ? null : k0.ratio >= MIN_KEYS_GET_OVER_LIST,
+    },
+  ];
+}
+
+// Judged at the largest body size measured, where reading a body would show most.
+function fileListTarget(list: readonly ListRow[], lists: readonly ListRecord[]): TargetRow {
+  const goal = "file list reads no bodies (bytes read vs the header-only baseline)";
+  const size = Math.max(-1, ...list.filter((l) => l.backend === "file").map((l) => l.valueSize));
+  const lib = list.find((l) => l.method === "file" && l.valueSize === size);
+  const headers = list.find((l) => l.method === "file-headers" && l.valueSize === size);
+  if (lib === undefined || headers === undefined) {
+    return { goal, measured: "not measured", met: null };
+  }
+  const r = listRatio(lists.filter((l) => l.valueSize === size), "file", "file-headers");
+  const time = `${r.toFixed(2)}x the baseline's time`;
+  if (lib.bytesRead < 0 || headers.bytesRead < 0) {
+    return { goal, measured: `bytes read unknown (no /proc/self/io); ${time}`, met: null };
+  }
+  return {
+    goal,
+    measured: `${Math.round(lib.bytesPerEntry)} B/entry vs ${
+      Math.round(headers.bytesPerEntry)
+    } B/entry with ${sizeLabel(size)} bodies; ${time}`,
+    met: lib.bytesRead <= headers.bytesRead * MAX_LIST_BYTES_OVER_HEADERS &&
+      lib.bytesPerEntry < lib.valueSize,
+  };
+}
+
+/** 1024 → "1 KiB", 65536 → "64 KiB", 100 → "100 B". */
+export function sizeLabel(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} B`;
 }

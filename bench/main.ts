@@ -7,7 +7,6 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { type NatsServer, startNatsServer } from "../tests/_nats_server.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, sweepKeys, USAGE } from "./_args.ts";
-import { hasJetStreamLibrary } from "./_library.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
 import type {
@@ -111,17 +110,7 @@ async function main(): Promise<number> {
       warmBucket = `agentmem_bench_${runId}_warmup`;
       await new Kvm(nc).create(warmBucket, { history: 1 });
     }
-    const targets: Record<Backend, TargetName[]> = {
-      file: TARGETS.file,
-      jetstream: TARGETS.jetstream,
-    };
     const notes: string[] = [];
-    if (usesJetStream && !hasJetStreamLibrary()) {
-      targets.jetstream = targets.jetstream.filter((t) => !TRAITS[t].library);
-      notes.push(
-        "The library's jetstream backend is not in this checkout (mod.ts exports no openJetStreamStore): only its baseline ran.",
-      );
-    }
     const ctx: Context = {
       config,
       work,
@@ -129,7 +118,7 @@ async function main(): Promise<number> {
       servers,
       runId,
       warmBucket,
-      targets,
+      targets: TARGETS,
       seq: 0,
       checks: 0,
       violations: [],
@@ -445,44 +434,54 @@ async function runLists(ctx: Context): Promise<void> {
   if (config.listEntries <= 0 || config.listReps <= 0) return;
   const pool = await startPool(ctx, 1);
   try {
-    for (const backend of config.backends) {
-      const methods = LIST_METHODS[backend].filter((m) =>
-        m !== "jetstream" || ctx.targets.jetstream.includes("jetstream")
-      );
-      const location = await freshLocation(ctx, backend);
-      try {
-        progress(`list: seeding ${config.listEntries} ${backend} entries`);
-        const keys = Array.from(
-          { length: config.listEntries },
-          (_, i) => `entry-${String(i).padStart(4, "0")}`,
-        );
-        const seeder: TargetName = backend === "file" ? "file-raw" : "jetstream-raw";
-        await pool.one(0, { cmd: "open", target: seeder, location });
-        await pool.one(0, { cmd: "seed", keys, valueSize: config.listValueSize });
-        const list = (method: ListMethod) =>
-          pool.one<ListResult>(0, { cmd: "list", method, location, expect: keys.length });
-        for (const method of methods) await list(method); // warm-up
-        for (let rep = 0; rep < config.listReps; rep++) {
-          for (const method of rotate(methods, rep)) {
-            progress(`list: ${backend}, rep ${rep + 1}/${config.listReps}, ${method}`);
-            const r = await list(method);
-            ctx.lists.push({
-              backend,
-              rep,
-              method,
-              ms: round(r.ms, 3),
-              bytesRead: r.bytesRead,
-              entries: r.entries,
-              valueSize: config.listValueSize,
-            });
-          }
-        }
-      } finally {
-        await dropLocation(ctx, location);
+    for (const valueSize of config.listValueSizes) {
+      for (const backend of config.backends) {
+        await listBenchmark(ctx, pool, backend, valueSize);
       }
     }
   } finally {
     await pool.close();
+  }
+}
+
+async function listBenchmark(
+  ctx: Context,
+  pool: WorkerPool,
+  backend: Backend,
+  valueSize: number,
+): Promise<void> {
+  const { config } = ctx;
+  const methods = LIST_METHODS[backend];
+  const location = await freshLocation(ctx, backend);
+  try {
+    progress(`list: seeding ${config.listEntries} ${backend} entries of ${valueSize} B`);
+    const keys = Array.from(
+      { length: config.listEntries },
+      (_, i) => `entry-${String(i).padStart(4, "0")}`,
+    );
+    const seeder: TargetName = backend === "file" ? "file-raw" : "jetstream-raw";
+    await pool.one(0, { cmd: "open", target: seeder, location });
+    await pool.one(0, { cmd: "seed", keys, valueSize });
+    const list = (method: ListMethod) =>
+      pool.one<ListResult>(0, { cmd: "list", method, location, expect: keys.length });
+    for (const method of methods) await list(method); // warm-up
+    for (let rep = 0; rep < config.listReps; rep++) {
+      for (const method of rotate(methods, rep)) {
+        progress(`list: ${backend}, ${valueSize} B, rep ${rep + 1}/${config.listReps}, ${method}`);
+        const r = await list(method);
+        ctx.lists.push({
+          backend,
+          rep,
+          method,
+          ms: round(r.ms, 3),
+          bytesRead: r.bytesRead,
+          entries: r.entries,
+          valueSize,
+        });
+      }
+    }
+  } finally {
+    await dropLocation(ctx, location);
   }
 }
 

@@ -19,7 +19,7 @@ import { Entries, type Target } from "./_target.ts";
 import { openFileLibrary, openFileRaw, openFileWfa } from "./_file_targets.ts";
 import { openJetStreamLibrary, openJetStreamRaw } from "./_jetstream_targets.ts";
 import { listOnce } from "./_list.ts";
-import { jetStreamOpener } from "./_library.ts";
+import { openLibraryJetStream } from "./_library.ts";
 import { readLines } from "./_pool.ts";
 import { mulberry32 } from "./_stats.ts";
 
@@ -120,7 +120,7 @@ async function open(
       return openFileWfa(needDir(), entries);
     case "jetstream": {
       const b = needBucket();
-      return await openJetStreamLibrary(await jetStreamOpener(), b.nc, b.bucket, entries);
+      return await openJetStreamLibrary(openLibraryJetStream, b.nc, b.bucket, entries);
     }
     case "jetstream-raw": {
       const b = needBucket();
@@ -233,7 +233,7 @@ async function runPhase(target: Target, command: PhaseCommand): Promise<PhaseRes
 }
 
 async function runList(state: State, command: ListCommand): Promise<ListResult> {
-  return await listOnce(command, state.nc, jetStreamOpener);
+  return await listOnce(command, state.nc, openLibraryJetStream);
 }
 
 async function write(reply: Reply): Promise<void> {
