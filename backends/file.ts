@@ -61,7 +61,16 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
 // Most headers fit in the first read; a long description takes a second.
 const HEADER_PROBE_BYTES = 1024;
 const LIST_CONCURRENCY = 16;
-const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK;
+const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | FS.O_NOCTTY;
+// What `open` fails with when the name is gone, is a symlink (ELOOP), or is a socket or a device
+// without a driver (ENXIO, ENODEV): no memory file either way.
+const NOT_A_MEMORY_FILE: ReadonlySet<unknown> = new Set([
+  "ENOENT",
+  "ELOOP",
+  "ENOTDIR",
+  "ENXIO",
+  "ENODEV",
+]);
 const CLOSE = new TextEncoder().encode("\n---\n");
 const ENCODER = new TextEncoder();
 
@@ -237,14 +246,18 @@ class FileBackend implements BackendOps {
   }
 
   // Opens a key's file without following a symlink and without blocking on a FIFO; `undefined`
-  // when there is no regular file under the key's name.
+  // when there is no regular file under the key's name. Only a regular file is ever opened:
+  // opening a FIFO would release a writer blocked on it, and opening a device can act on it. The
+  // flags and the fstat below cover a swap between the lstat and the open.
   async #openEntry(key: string): Promise<FileHandle | undefined> {
+    const path = this.#path(key);
+    const st = await lstatOrNull(path);
+    if (st === null || !st.isFile) return undefined;
     let fh: FileHandle;
     try {
-      fh = await open(this.#path(key), READ_FLAGS);
+      fh = await open(path, READ_FLAGS);
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      if (code === "ENOENT" || code === "ELOOP" || code === "ENOTDIR") return undefined;
+      if (NOT_A_MEMORY_FILE.has((e as { code?: unknown }).code)) return undefined;
       throw e;
     }
     try {
