@@ -36,7 +36,7 @@ export type Job =
     seed: number;
     durable: boolean;
   }
-  | { mode: "list-io"; dir: string; start?: string };
+  | { mode: "list-io"; dir: string; start?: string; ctl: string };
 
 function emit(record: Record<string, unknown>): void {
   console.log(JSON.stringify(record));
@@ -171,24 +171,17 @@ async function churn(store: Store, job: { id: string; keys: string[]; seed: numb
   }
 }
 
-function rchar(): number {
-  const io = Deno.readTextFileSync("/proc/self/io");
-  const m = /^rchar:\s*(\d+)$/m.exec(io);
-  if (m === null) throw new Error("no rchar in /proc/self/io");
-  return Number(m[1]);
-}
-
-// Measures the bytes this process reads during one list(), then during reading every body.
-async function listIo(store: Store): Promise<void> {
-  rchar(); // warm up the counter's own read
-  const before = rchar();
+// Lists, then reads every body, each step released by a file in `ctl` and reported by a line,
+// so that the test can read this process's I/O counters (/proc/<pid>/io) between the steps.
+async function listThenRead(store: Store, ctl: string): Promise<void> {
+  await waitFor(`${ctl}/list`);
   const items = await store.list();
-  const listBytes = rchar() - before;
-  const beforeReads = rchar();
+  emit({ t: "listed", count: items.length });
+  await waitFor(`${ctl}/read`);
   let contentChars = 0;
   for (const { key } of items) contentChars += (await store.read(key)).content.length;
-  const readBytes = rchar() - beforeReads;
-  emit({ t: "io", count: items.length, listBytes, readBytes, contentChars });
+  emit({ t: "read-all", contentChars });
+  await waitFor(`${ctl}/exit`);
 }
 
 async function main(): Promise<void> {
@@ -209,7 +202,7 @@ async function main(): Promise<void> {
     case "churn":
       return await churn(store, job);
     case "list-io":
-      return await listIo(store);
+      return await listThenRead(store, job.ctl);
   }
 }
 
