@@ -248,8 +248,9 @@ class FileBackend implements BackendOps {
   // Opens a key's file without following a symlink and without blocking on a FIFO; `undefined`
   // when there is no regular file under the key's name. Only a regular file is ever opened:
   // opening a FIFO would release a writer blocked on it, and opening a device can act on it. The
-  // flags and the fstat below cover a swap between the lstat and the open.
-  async #openEntry(key: string): Promise<FileHandle | undefined> {
+  // flags and the fstat below cover a swap between the lstat and the open. With
+  // `skipUnreadable`, a file this process may not read is `undefined` too.
+  async #openEntry(key: string, skipUnreadable = false): Promise<FileHandle | undefined> {
     const path = this.#path(key);
     const st = await lstatOrNull(path);
     if (st === null || !st.isFile) return undefined;
@@ -257,7 +258,9 @@ class FileBackend implements BackendOps {
     try {
       fh = await open(path, READ_FLAGS);
     } catch (e) {
-      if (NOT_A_MEMORY_FILE.has((e as { code?: unknown }).code)) return undefined;
+      const code = (e as { code?: unknown }).code;
+      if (NOT_A_MEMORY_FILE.has(code)) return undefined;
+      if (skipUnreadable && (code === "EACCES" || code === "EPERM")) return undefined;
       throw e;
     }
     try {
@@ -271,9 +274,10 @@ class FileBackend implements BackendOps {
   }
 
   // The description in a key's header, reading as little of the file as the header needs.
-  // `undefined` when the file vanished or is not a valid entry; listing skips it.
+  // `undefined` when the file vanished, may not be read or is not a valid entry: listing skips
+  // it, as one bad file must not hide every other memory (read() of it reports the failure).
   async #readDescription(key: string): Promise<string | undefined> {
-    const fh = await this.#openEntry(key);
+    const fh = await this.#openEntry(key, true);
     if (fh === undefined) return undefined;
     try {
       let bytes = await readUpTo(fh, HEADER_PROBE_BYTES);
