@@ -6,6 +6,14 @@ import type { Job } from "./file_worker.ts";
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const WORKER = new URL("./file_worker.ts", import.meta.url).pathname;
 
+/** How a worker is started, besides its job and its directories. */
+export interface SpawnOptions {
+  /** Extra files the worker may only read. */
+  readonly readOnlyPaths?: readonly string[];
+  /** A command and its arguments that runs `deno` (e.g. `setpriv` dropping capabilities). */
+  readonly wrapper?: readonly string[];
+}
+
 /** One JSON line a worker printed. */
 export type WorkerRecord = { readonly t: string } & Record<string, unknown>;
 
@@ -31,11 +39,15 @@ export class WorkerProcess {
   /**
    * @param job What the worker does.
    * @param paths The directories it may read and write (nothing else).
-   * @param readOnlyPaths Extra files it may only read.
+   * @param options `readOnlyPaths`: extra files it may only read; `wrapper`: a command (and its
+   * arguments) that runs `deno`, such as `setpriv` dropping capabilities.
    */
-  constructor(job: Job, paths: readonly string[], readOnlyPaths: readonly string[] = []) {
-    this.#child = new Deno.Command(Deno.execPath(), {
+  constructor(job: Job, paths: readonly string[], options: SpawnOptions = {}) {
+    const { readOnlyPaths = [], wrapper = [] } = options;
+    const [command, ...prefix] = [...wrapper, Deno.execPath()];
+    this.#child = new Deno.Command(command!, {
       args: [
+        ...prefix,
         "run",
         "--config",
         CONFIG,
@@ -150,8 +162,8 @@ export class WorkerGroup {
   readonly workers: WorkerProcess[] = [];
 
   /** Starts a worker and adds it to the group. */
-  spawn(job: Job, paths: readonly string[], readOnlyPaths?: readonly string[]): WorkerProcess {
-    const w = new WorkerProcess(job, paths, readOnlyPaths);
+  spawn(job: Job, paths: readonly string[], options?: SpawnOptions): WorkerProcess {
+    const w = new WorkerProcess(job, paths, options);
     this.workers.push(w);
     return w;
   }

@@ -36,7 +36,18 @@ export type Job =
     seed: number;
     durable: boolean;
   }
-  | { mode: "list-io"; dir: string; start?: string; ctl: string };
+  | { mode: "list-io"; dir: string; start?: string; ctl: string }
+  | { mode: "ops"; dir: string; start?: string; ops: Call[] };
+
+/** One call of an "ops" job: a store method and its arguments, or a raw write to test the premise. */
+export type Call =
+  | ["open", string]
+  | ["list"]
+  | ["read", string]
+  | ["create", string, string, string]
+  | ["update", string, string, string]
+  | ["delete", string]
+  | ["raw-write", string];
 
 function emit(record: Record<string, unknown>): void {
   console.log(JSON.stringify(record));
@@ -184,6 +195,48 @@ async function listThenRead(store: Store, ctl: string): Promise<void> {
   await waitFor(`${ctl}/exit`);
 }
 
+// Runs each call in order and prints its outcome: the value, or the error's code and message.
+async function runOps(store: Store, ops: Call[]): Promise<void> {
+  for (const [i, call] of ops.entries()) {
+    try {
+      let value: unknown;
+      switch (call[0]) {
+        case "open":
+          value = (await openFileStore({ dir: call[1] })).info();
+          break;
+        case "list":
+          value = await store.list();
+          break;
+        case "read":
+          value = await store.read(call[1]);
+          break;
+        case "create":
+          value = await store.create(call[1], call[2], call[3]);
+          break;
+        case "update":
+          value = await store.update(call[1], call[2], call[3]);
+          break;
+        case "delete":
+          value = await store.delete(call[1]);
+          break;
+        case "raw-write":
+          value = await Deno.writeTextFile(call[1], "raw");
+          break;
+      }
+      emit({ t: "op", i, ok: true, value: value ?? null });
+    } catch (e) {
+      emit({
+        t: "op",
+        i,
+        ok: false,
+        code: codeOf(e),
+        memoryError: e instanceof MemoryError,
+        message: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const job = JSON.parse(Deno.args[0] ?? "null") as Job;
   const durable = job.mode === "churn" ? job.durable : true;
@@ -203,6 +256,8 @@ async function main(): Promise<void> {
       return await churn(store, job);
     case "list-io":
       return await listThenRead(store, job.ctl);
+    case "ops":
+      return await runOps(store, job.ops);
   }
 }
 
