@@ -193,9 +193,26 @@ export async function openJetStreamStore(
   const nc = checkConnection(deps.nc);
   const { jetstream, Kvm } = await loadClient();
 
-  // Construction has its own 10-second budget; calls get the configured timeout.
-  const bindKv = await new Kvm(jetstream(nc, { timeout: BIND_TIMEOUT_MS, checkAPI: false }))
-    .open(bucket);
+  // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
+  let clients: { bindKv: KV; js: JetStreamClient; jsm: JetStreamManager; kv: KV };
+  try {
+    const js = jetstream(nc, { timeout, checkAPI: false });
+    clients = {
+      // Construction has its own 10-second budget; calls get the configured timeout.
+      bindKv: await new Kvm(jetstream(nc, { timeout: BIND_TIMEOUT_MS, checkAPI: false })).open(
+        bucket,
+      ),
+      js,
+      jsm: await js.jetstreamManager(false),
+      kv: await new Kvm(js).open(bucket),
+    };
+  } catch (e) {
+    throw new ConfigError(
+      `${PREFIX} Cannot open memory: the NATS client cannot use dependency "nc" (${errorName(e)})`,
+      { cause: e },
+    );
+  }
+  const { bindKv, js, jsm, kv } = clients;
   const status = await withDeadline(
     bindKv.status(),
     BIND_TIMEOUT_MS,
@@ -206,9 +223,6 @@ export async function openJetStreamStore(
   });
   checkBucket(bucket, status.streamInfo);
 
-  const js = jetstream(nc, { timeout, checkAPI: false });
-  const kv = await new Kvm(js).open(bucket);
-  const jsm = await js.jetstreamManager(false);
   return buildStore(
     new JetStreamBackend({
       bucket,
@@ -330,7 +344,9 @@ function bindFailure(bucket: string, e: unknown): MemoryError {
       { cause: e },
     );
   }
-  return new UnavailableError(`${head}: ${reason(e)}`, { cause: e });
+  return new UnavailableError(`${head}: ${reason(e, `${BIND_TIMEOUT_MS / 1000} seconds`)}`, {
+    cause: e,
+  });
 }
 
 // Refuses a bucket whose settings would lose memories silently or refuse valid ones.
@@ -679,7 +695,10 @@ class JetStreamBackend implements BackendOps {
       });
     } catch (e) {
       if (e instanceof MemoryError) throw e;
-      throw new UnavailableError(`${head}: ${reason(e)}${uncertain}`, { key, cause: e });
+      throw new UnavailableError(`${head}: ${reason(e, `${this.#c.timeout} ms`)}${uncertain}`, {
+        key,
+        cause: e,
+      });
     } finally {
       d.cancel();
     }
@@ -748,8 +767,9 @@ function errorName(e: unknown): string {
   return e instanceof Error ? e.name : typeof e;
 }
 
-// Why a NATS call failed, in words that carry no server address or credential.
-function reason(e: unknown): string {
+// Why a NATS call failed, in words that carry no server address or credential. `within` is the
+// call's timeout, which the client's own request timeout matches.
+function reason(e: unknown, within: string): string {
   const code = apiCode(e);
   if (code === STREAM_NOT_FOUND) return "the bucket no longer exists";
   if (code === MESSAGE_TOO_LARGE) {
@@ -758,7 +778,7 @@ function reason(e: unknown): string {
   if (code !== undefined) return `JetStream refused the request (error ${code})`;
   switch (errorName(e)) {
     case "TimeoutError":
-      return "NATS did not answer in time";
+      return `NATS did not answer within ${within}`;
     case "JetStreamNotEnabled":
     case "NoResponders":
       return "no JetStream server answered";
