@@ -88,8 +88,11 @@ export interface NatsServer extends AsyncDisposable {
   kill(signal?: Deno.Signal): Promise<void>;
   /** Starts the server again on the same port and storage directory after `kill()`. */
   restart(): Promise<void>;
-  /** Freezes the process (SIGSTOP): it keeps its sockets but answers nothing, like a hung server. */
-  pause(): void;
+  /**
+   * Freezes the process (SIGSTOP): it keeps its sockets but answers nothing, like a hung server.
+   * Resolves once the kernel reports it stopped.
+   */
+  pause(): Promise<void>;
   /** Lets a paused process run again (SIGCONT). */
   resume(): void;
   /** Stops the server (SIGTERM, then SIGKILL) and removes a temp storage directory. */
@@ -159,10 +162,15 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
       if (child !== undefined) throw new Error("nats-server is still running");
       await launch();
     },
-    pause: () => {
+    pause: async () => {
       if (child === undefined) throw new Error("nats-server is not running");
       child.kill("SIGSTOP");
       paused = true;
+      // The signal is delivered asynchronously; a request sent before every thread stopped could
+      // still be answered.
+      for (let i = 0; i < 500 && !(await isStopped(pid)); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
     },
     resume: () => {
       if (child === undefined || !paused) return;
@@ -189,6 +197,20 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     },
   };
   return server;
+}
+
+// Whether every thread of `pid` is stopped (state "T" in /proc; Linux only, else assumed).
+async function isStopped(pid: number): Promise<boolean> {
+  try {
+    for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+      const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/stat`);
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (state !== "T" && state !== "t") return false;
+    }
+    return true;
+  } catch {
+    return true;
+  }
 }
 
 // The server writes `<exe>_<pid>.ports` once it listens; read the client port from it.
