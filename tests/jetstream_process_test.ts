@@ -1,0 +1,114 @@
+// The jetstream backend shared by separate Deno processes, each with its own NATS connection:
+// revision-checked writes hold across processes, not only across stores in one process.
+
+import assert from "node:assert/strict";
+import { needsNats } from "./_nats_server.ts";
+import { BUCKET, natsFixture } from "./_jetstream_fixture.ts";
+import { Worker } from "./_workers/jetstream_spawn.ts";
+import type { Job } from "./_workers/jetstream_worker.ts";
+
+const PROCESSES = 4;
+const INCREMENTS = 50;
+const KEYS = 40;
+
+function test(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name: `[jetstream] ${name}`,
+    ...needsNats(),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn,
+  });
+}
+
+// Starts the workers, waits until each listens on the control subject, and returns them.
+async function startWorkers(
+  job: (control: string) => Job,
+): Promise<{ workers: Worker[]; control: string }> {
+  const control = `agentmem.test.${crypto.randomUUID()}`;
+  const workers = Array.from({ length: PROCESSES }, () => new Worker(job(control)));
+  try {
+    await Promise.all(workers.map((w) => w.next("ready")));
+  } catch (e) {
+    await Promise.all(workers.map((w) => w[Symbol.asyncDispose]()));
+    throw e;
+  }
+  return { workers, control };
+}
+
+test(`${PROCESSES} processes incrementing one counter by read -> update lose no increment`, async () => {
+  await using f = await natsFixture();
+  const store = await f.open({ prefix: "shared" });
+  await store.create("counter", "a shared counter", "0");
+  const { workers, control } = await startWorkers((control) => ({
+    servers: f.server.url,
+    bucket: BUCKET,
+    control,
+    mode: "counter",
+    increments: INCREMENTS,
+  }));
+  try {
+    f.nc.publish(control);
+    const results = await Promise.all(workers.map((w) => w.next("counted")));
+    await Promise.all(workers.map((w) => w.finished()));
+    const done = results.reduce((n, r) => n + (r.done as number), 0);
+    const stale = results.reduce((n, r) => n + (r.stale as number), 0);
+    const final = Number((await store.read("counter")).content);
+    console.log(
+      `counter: ${PROCESSES} processes, ${done} acknowledged increments, ${stale} StaleError retries, final value ${final}, lost ${
+        done - final
+      }`,
+    );
+    assert.equal(done, PROCESSES * INCREMENTS);
+    assert.equal(final, done);
+  } finally {
+    await Promise.all(workers.map((w) => w[Symbol.asyncDispose]()));
+  }
+});
+
+test(`${PROCESSES} processes racing on ${KEYS} keys: one creator and one existed=true deleter each`, async () => {
+  await using f = await natsFixture();
+  const store = await f.open({ prefix: "shared" });
+  const { workers, control } = await startWorkers((control) => ({
+    servers: f.server.url,
+    bucket: BUCKET,
+    control,
+    mode: "contend",
+    keys: KEYS,
+  }));
+  try {
+    f.nc.publish(control);
+    const created = await Promise.all(workers.map((w) => w.next("created")));
+    assert.equal((await store.list()).length, KEYS);
+    f.nc.publish(control);
+    const deleted = await Promise.all(workers.map((w) => w.next("deleted")));
+    await Promise.all(workers.map((w) => w.finished()));
+    const tally = (records: typeof created) => {
+      const count = new Map<string, number>();
+      for (const r of records) {
+        for (const k of r.keys as string[]) count.set(k, (count.get(k) ?? 0) + 1);
+      }
+      return count;
+    };
+    const creators = tally(created);
+    const deleters = tally(deleted);
+    for (let i = 0; i < KEYS; i++) {
+      assert.equal(creators.get(`key${i}`), 1, `key${i} must have exactly one creator`);
+      assert.equal(
+        deleters.get(`key${i}`),
+        1,
+        `key${i} must have exactly one existed=true deleter`,
+      );
+    }
+    const spread = (records: typeof created) =>
+      records.filter((r) => (r.keys as string[]).length > 0).length;
+    console.log(
+      `contention: ${PROCESSES} processes x ${KEYS} keys; creates won by ${
+        spread(created)
+      } distinct processes, existed=true deletes by ${spread(deleted)}`,
+    );
+    assert.deepEqual(await store.list(), []);
+  } finally {
+    await Promise.all(workers.map((w) => w[Symbol.asyncDispose]()));
+  }
+});
