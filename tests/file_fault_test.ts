@@ -19,25 +19,31 @@ import {
 import { WorkerGroup, type WorkerRecord } from "./_workers/file_spawn.ts";
 import type { Call } from "./_workers/file_worker.ts";
 
-function setprivAvailable(): boolean {
+const IS_ROOT = Deno.uid() === 0;
+const DROP_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"];
+const WRAPPER = IS_ROOT ? DROP_DAC : [];
+
+// Whether `setpriv` is there and may drop those capabilities here (it needs CAP_SETPCAP).
+function canDropDac(): boolean {
   try {
-    return new Deno.Command("setpriv", { args: ["--version"], stdout: "null", stderr: "null" })
-      .outputSync().success;
+    return new Deno.Command(DROP_DAC[0]!, {
+      args: [...DROP_DAC.slice(1), "true"],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
   } catch {
     return false;
   }
 }
 
-const IS_ROOT = Deno.uid() === 0;
-const WRAPPER = IS_ROOT ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] : [];
-const CAN_BE_REFUSED = !IS_ROOT || setprivAvailable();
+const CAN_BE_REFUSED = !IS_ROOT || canDropDac();
 const PERMISSION_TEST = {
   ignore: !CAN_BE_REFUSED,
   sanitizeResources: false,
 };
 if (!CAN_BE_REFUSED) {
   console.error(
-    "%c!!! running as root without setpriv: root bypasses file permissions, so the permission fault tests are SKIPPED !!!",
+    "%c!!! running as root and setpriv cannot drop CAP_DAC_OVERRIDE: root bypasses file permissions, so the permission fault tests are SKIPPED !!!",
     "color: red; font-weight: bold",
   );
 }
