@@ -77,35 +77,30 @@ test(`${PROCESSES} processes racing on ${KEYS} keys: one creator and one existed
     keys: KEYS,
   }));
   try {
-    f.nc.publish(control);
-    const created = await Promise.all(workers.map((w) => w.next("created")));
-    assert.equal((await store.list()).length, KEYS);
-    f.nc.publish(control);
-    const deleted = await Promise.all(workers.map((w) => w.next("deleted")));
-    await Promise.all(workers.map((w) => w.finished()));
-    const tally = (records: typeof created) => {
-      const count = new Map<string, number>();
-      for (const r of records) {
-        for (const k of r.keys as string[]) count.set(k, (count.get(k) ?? 0) + 1);
+    // One round per key: go, then every process's answer for that key.
+    const rounds = async (type: string) => {
+      const winners: number[][] = [];
+      for (let i = 0; i < KEYS; i++) {
+        f.nc.publish(control);
+        const records = await Promise.all(workers.map((w) => w.next(type)));
+        for (const r of records) assert.equal(r.key, `key${i}`);
+        winners.push(records.flatMap((r, w) => r.won ? [w] : []));
       }
-      return count;
+      return winners;
     };
-    const creators = tally(created);
-    const deleters = tally(deleted);
+    const creators = await rounds("created");
+    assert.equal((await store.list()).length, KEYS);
+    const deleters = await rounds("deleted");
+    await Promise.all(workers.map((w) => w.finished()));
     for (let i = 0; i < KEYS; i++) {
-      assert.equal(creators.get(`key${i}`), 1, `key${i} must have exactly one creator`);
-      assert.equal(
-        deleters.get(`key${i}`),
-        1,
-        `key${i} must have exactly one existed=true deleter`,
-      );
+      assert.equal(creators[i]?.length, 1, `key${i} must have exactly one creator`);
+      assert.equal(deleters[i]?.length, 1, `key${i} must have exactly one existed=true deleter`);
     }
-    const spread = (records: typeof created) =>
-      records.filter((r) => (r.keys as string[]).length > 0).length;
+    const spread = (winners: number[][]) => new Set(winners.flat()).size;
     console.log(
-      `contention: ${PROCESSES} processes x ${KEYS} keys; creates won by ${
-        spread(created)
-      } distinct processes, existed=true deletes by ${spread(deleted)}`,
+      `contention: ${PROCESSES} processes x ${KEYS} keys, one round per key; creates won by ${
+        spread(creators)
+      } distinct processes, existed=true deletes by ${spread(deleters)}`,
     );
     assert.deepEqual(await store.list(), []);
   } finally {

@@ -7,7 +7,7 @@ const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const WORKER = new URL("./jetstream_worker.ts", import.meta.url).pathname;
 
 /** One JSON line a worker printed. */
-export type Record = { readonly t: string } & { readonly [field: string]: unknown };
+export type WorkerRecord = { readonly t: string } & { readonly [field: string]: unknown };
 
 /** A running worker: its records, in order, as they arrive. */
 export class Worker {
@@ -39,7 +39,7 @@ export class Worker {
   }
 
   /** The next record; fails with the worker's stderr if it ends its output first. */
-  async next(type: string): Promise<Record> {
+  async next(type: string): Promise<WorkerRecord> {
     for (;;) {
       const line = await this.#lines.next();
       if (line.done) {
@@ -50,7 +50,7 @@ export class Worker {
         );
       }
       if (!line.value.startsWith("{")) continue;
-      const record = JSON.parse(line.value) as Record;
+      const record = JSON.parse(line.value) as WorkerRecord;
       if (record.t === type) return record;
     }
   }

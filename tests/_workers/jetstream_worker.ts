@@ -1,7 +1,7 @@
 // One separate Deno process with its own NATS connection and its own jetstream store, driven by
 // tests/jetstream_process_test.ts. It prints JSON lines: {"t":"ready"} once it is listening for
-// the go signal, then one record per phase. Between phases it waits for the next go message on
-// the job's control subject, so every process starts each phase at the same moment.
+// the go signal, then one record per phase or round. Before each it waits for the next go
+// message on the job's control subject, so every process starts it at the same moment.
 
 import { connect } from "@nats-io/transport-node";
 import { ExistsError, openJetStreamStore, Scope, StaleError } from "../../mod.ts";
@@ -47,24 +47,23 @@ if (job.mode === "counter") {
   }
   print({ t: "counted", done, stale });
 } else {
-  const keys = Array.from({ length: job.keys }, (_, i) => `key${i}`);
-  await nextPhase();
-  // Every key at once, so the processes' requests interleave at the server.
-  const created = await Promise.all(keys.map(async (key) => {
+  // One round per key and phase: every process waits for the go signal, then all of them
+  // create (or delete) that one key at the same moment.
+  for (let i = 0; i < job.keys; i++) {
+    await nextPhase();
+    let won = true;
     try {
-      await store.create(key, `created by ${Deno.pid}`, String(Deno.pid));
-      return key;
+      await store.create(`key${i}`, `created by ${Deno.pid}`, String(Deno.pid));
     } catch (e) {
       if (!(e instanceof ExistsError)) throw e;
-      return undefined;
+      won = false;
     }
-  }));
-  print({ t: "created", keys: created.filter((k) => k !== undefined) });
-  await nextPhase();
-  const deleted = await Promise.all(
-    keys.map(async (key) => (await store.delete(key)) ? key : undefined),
-  );
-  print({ t: "deleted", keys: deleted.filter((k) => k !== undefined) });
+    print({ t: "created", key: `key${i}`, won });
+  }
+  for (let i = 0; i < job.keys; i++) {
+    await nextPhase();
+    print({ t: "deleted", key: `key${i}`, won: await store.delete(`key${i}`) });
+  }
 }
 
 go.unsubscribe();
