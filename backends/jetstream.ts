@@ -364,12 +364,12 @@ function checkBucket(bucket: string, si: StreamInfo): void {
   }
   if (max_msg_size > 0 && max_msg_size < JETSTREAM_MIN_VALUE_SIZE) {
     throw new ConfigError(
-      `${head}: its max value size is ${max_msg_size} bytes, below the ${JETSTREAM_MIN_VALUE_SIZE} bytes the largest valid memory takes on the wire (the entry plus the write's headers); raise it with: nats kv edit ${bucket} --max-value-size=${JETSTREAM_MIN_VALUE_SIZE}`,
+      `${head}: its max value size is ${max_msg_size} bytes, below the ${JETSTREAM_MIN_VALUE_SIZE} bytes the largest valid memory takes on the wire (the entry plus the write's headers); raise it with: nats stream edit KV_${bucket} --max-msg-size=${JETSTREAM_MIN_VALUE_SIZE}`,
     );
   }
   if (discard === "old" && ((max_bytes ?? -1) > 0 || (max_msgs ?? -1) > 0)) {
     throw new ConfigError(
-      `${head}: it discards its oldest entries when full, so memories would silently vanish; use a bucket that refuses new writes instead (discard policy "new", the default of nats kv add)`,
+      `${head}: it discards its oldest entries when full, so memories would silently vanish; make it refuse new writes instead with: nats stream edit KV_${bucket} --discard=new`,
     );
   }
 }
@@ -463,7 +463,7 @@ class JetStreamBackend implements BackendOps {
   }
 
   read(key: string, call: Call): Promise<Entry> {
-    return this.#run("read", key, call, async () => {
+    return this.#run("read", key, call, async (d) => {
       const latest = await this.#get(key);
       if (latest === undefined || !latest.live) {
         throw new NotFoundError(
@@ -472,7 +472,7 @@ class JetStreamBackend implements BackendOps {
         );
       }
       const entry = parseEntry(latest.value, key);
-      call.scope?.record(this.#ns, key, latest.revision);
+      this.#record(call, d, key, latest.revision);
       return entry;
     });
   }
@@ -486,7 +486,7 @@ class JetStreamBackend implements BackendOps {
       for (let attempt = 1;; attempt++) {
         try {
           const revision = await this.#put(w.key, data, expected, d);
-          call.scope?.record(this.#ns, w.key, revision);
+          this.#record(call, d, w.key, revision);
           return;
         } catch (e) {
           if (apiCode(e) !== WRONG_LAST_SEQUENCE) throw e;
@@ -498,7 +498,7 @@ class JetStreamBackend implements BackendOps {
             { key: w.key },
           );
         }
-        if (attempt >= MAX_CAS_ATTEMPTS) throw this.#churn("create", w.key);
+        if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
         expected = latest?.revision ?? 0;
       }
     });
@@ -512,7 +512,7 @@ class JetStreamBackend implements BackendOps {
         const latest = await this.#get(w.key);
         if (!latest?.live) checkCapacity(await this.#count(d), w.key);
         const revision = await this.#put(w.key, data, undefined, d);
-        call.scope?.record(this.#ns, w.key, revision);
+        this.#record(call, d, w.key, revision);
         return;
       }
       const seen = call.scope?.revision(this.#ns, w.key);
@@ -536,7 +536,7 @@ class JetStreamBackend implements BackendOps {
           { key: w.key },
         );
       }
-      call.scope?.record(this.#ns, w.key, revision);
+      this.#record(call, d, w.key, revision);
     });
   }
 
@@ -557,6 +557,12 @@ class JetStreamBackend implements BackendOps {
         if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("delete", key);
       }
     });
+  }
+
+  // Records a revision in the call's scope, unless the caller was already told the call failed:
+  // a scope only learns what its run saw.
+  #record(call: Call, d: Deadline, key: string, revision: number): void {
+    if (!d.cancelled) call.scope?.record(this.#ns, key, revision);
   }
 
   #kvKey(key: string): string {

@@ -135,7 +135,20 @@ test(`openJetStreamStore() refuses a max value size of ${JETSTREAM_MIN_VALUE_SIZ
   assert.equal(JETSTREAM_MIN_VALUE_SIZE, MAX_ENTRY_BYTES + 67);
   for (const size of [1024, MAX_ENTRY_BYTES, JETSTREAM_MIN_VALUE_SIZE - 1]) {
     await using f = await natsFixture({ maxValueSize: size });
-    await expectError(f.open(), ConfigError, new RegExp(`max value size is ${size} bytes`));
+    const e = await expectError(
+      f.open(),
+      ConfigError,
+      new RegExp(`max value size is ${size} bytes`),
+    );
+    assert.match(
+      e.message,
+      new RegExp(`nats stream edit ${STREAM} --max-msg-size=${JETSTREAM_MIN_VALUE_SIZE}`),
+    );
+    // What the advice does, done through the API: the bucket then opens.
+    const jsm = await jetstreamManager(f.nc);
+    const { config } = await jsm.streams.info(STREAM);
+    await jsm.streams.update(STREAM, { ...config, max_msg_size: JETSTREAM_MIN_VALUE_SIZE });
+    await f.open();
   }
   for (const size of [JETSTREAM_MIN_VALUE_SIZE, JETSTREAM_MIN_VALUE_SIZE + 1, -1]) {
     await using f = await natsFixture({ maxValueSize: size });
@@ -188,7 +201,10 @@ test("openJetStreamStore() refuses a bucket that evicts old entries when full", 
   const jsm = await jetstreamManager(f.nc);
   const info = await jsm.streams.info(STREAM);
   await jsm.streams.update(STREAM, { ...info.config, discard: "old" });
-  await expectError(f.open(), ConfigError, /discards its oldest entries/);
+  const e = await expectError(f.open(), ConfigError, /discards its oldest entries/);
+  assert.match(e.message, new RegExp(`nats stream edit ${STREAM} --discard=new`));
+  await jsm.streams.update(STREAM, { ...info.config, discard: "new" });
+  await f.open();
 });
 
 test("openJetStreamStore() needs a prefix or an identity, and a prefix is a dot-free legal key", async () => {
