@@ -1,5 +1,6 @@
 // Re-renders BENCH.md and the scaling chart from a saved `--json` results file, without
-// re-running the benchmark: `deno task bench:report [results.json]`.
+// re-running the benchmark: `deno task bench:report [results.json]`. The generated files are run
+// through `deno fmt`, so they stay clean for `deno fmt --check`.
 
 import { renderBenchMd } from "./_bench_md.ts";
 import type { Results } from "./_results.ts";
@@ -21,6 +22,31 @@ export async function writeBenchMd(results: Results): Promise<void> {
     new URL("BENCH.md", ROOT),
     renderBenchMd(results, "bench/scaling.svg", analysis),
   );
+  await formatGenerated();
+}
+
+// The generated files are committed, so they must pass `deno fmt --check` as written.
+async function formatGenerated(): Promise<void> {
+  const files = ["BENCH.md", "bench/results.json", "bench/scaling.svg"]
+    .map((f) => new URL(f, ROOT).pathname)
+    .filter((f) => {
+      try {
+        return Deno.statSync(f).isFile;
+      } catch {
+        return false;
+      }
+    });
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", ...files],
+    cwd: ROOT.pathname,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    console.error(
+      `deno fmt of the generated files failed:\n${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
 }
 
 if (import.meta.main) {
