@@ -39,11 +39,13 @@ backend) or one bucket (jetstream backend). Every number below comes from one ru
 ${results.command}
 \`\`\`
 
-started ${results.startedAt}, which took ${Math.round(results.durationMs / 1000)} s. To reproduce it
-and rewrite this page, run the same command with \`--write-bench-md\` (it also writes
-\`bench/results.json\` and \`bench/scaling.svg\`); to re-render this page from a saved
-\`--json\` file, run \`deno task bench:report path/to/results.json\`. A CI smoke run is
-\`deno task bench --quick\` (under a minute; it checks the invariants, not the speed).
+started ${results.startedAt}, which took ${Math.round(results.durationMs / 1000)} s.
+
+- Rerun it and rewrite this page, \`bench/results.json\` and \`bench/scaling.svg\`:
+  \`deno task bench --write-bench-md\` (add the flags above if they differ from the defaults).
+- Re-render this page from a saved \`--json\` file without rerunning:
+  \`deno task bench:report path/to/results.json\`.
+- CI smoke: \`deno task bench --quick\` (under a minute; checks the invariants, not the speed).
 
 ## Machine
 

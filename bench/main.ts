@@ -74,6 +74,7 @@ async function main(): Promise<number> {
   }
   const config = parsed;
   const startedAt = new Date();
+  const loadAtStart = Deno.loadavg()[0] ?? 0;
   const t0 = performance.now();
   const usesJetStream = config.backends.includes("jetstream");
   let server: NatsServer | undefined;
@@ -132,6 +133,16 @@ async function main(): Promise<number> {
     progress("");
 
     const machine = await machineInfo(nc?.info?.version);
+    const busiest = Math.max(loadAtStart, machine.loadAverage[0] ?? 0);
+    if (busiest >= machine.cores / 2) {
+      ctx.notes.push(
+        `The machine was not idle: the 1-minute load average was ${
+          loadAtStart.toFixed(1)
+        } when the run started and ${
+          (machine.loadAverage[0] ?? 0).toFixed(1)
+        } when it ended, on ${machine.cores} cores. Ratios hold up better than absolute numbers; rerun on a quiet machine for the record.`,
+      );
+    }
     const results: Results = {
       schema: 1,
       command: ["deno task bench", ...Deno.args].join(" "),
