@@ -6,17 +6,20 @@ import type { NatsConnection } from "@nats-io/nats-core";
 const CANDIDATES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
 const INSTALL_HINT = "install it with: apt-get update && apt-get install -y nats-server";
 
-/** The nats-server binary: `$NATS_SERVER`, a Debian location, or `nats-server` on PATH. */
+/**
+ * The nats-server binary: `$NATS_SERVER` when set (and only then), else a Debian location or
+ * `nats-server` on PATH; `undefined` when there is none.
+ */
 export function natsServerBinary(): string | undefined {
   const fromEnv = Deno.env.get("NATS_SERVER");
-  if (fromEnv) return fromEnv;
-  for (const path of CANDIDATES) {
+  for (const path of fromEnv ? [fromEnv] : CANDIDATES) {
     try {
       if (Deno.statSync(path).isFile) return path;
     } catch {
       // not here
     }
   }
+  if (fromEnv) return undefined;
   try {
     const out = new Deno.Command("sh", { args: ["-c", "command -v nats-server"], stdout: "piped" })
       .outputSync();
