@@ -86,8 +86,8 @@ async function main(): Promise<number> {
     : await Deno.makeTempDir({ dir: config.dir, prefix: "agentmem-bench-" });
   const cleanup = async () => {
     if (nc !== undefined && warmBucket !== undefined) {
-      const kv = await new Kvm(nc).open(warmBucket);
-      await kv.destroy().catch(() => {});
+      const bucket = warmBucket;
+      await new Kvm(nc).open(bucket).then((kv) => kv.destroy()).catch(() => {});
     }
     await nc?.close().catch(() => {});
     await server?.stop().catch(() => {});
@@ -111,7 +111,6 @@ async function main(): Promise<number> {
       warmBucket = `agentmem_bench_${runId}_warmup`;
       await new Kvm(nc).create(warmBucket, { history: 1 });
     }
-    const notes: string[] = [];
     const ctx: Context = {
       config,
       work,
@@ -123,7 +122,7 @@ async function main(): Promise<number> {
       seq: 0,
       checks: 0,
       violations: [],
-      notes,
+      notes: [],
       runs: [],
       lists: [],
     };
@@ -604,4 +603,13 @@ function publicConfig(config: Config): Record<string, unknown> {
   };
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main();
+  } catch (e) {
+    console.error(`\nBenchmark failed: ${e instanceof Error ? e.message : String(e)}`);
+    code = 1;
+  }
+  Deno.exit(code);
+}
