@@ -12,19 +12,19 @@
  * @module
  */
 
-import { parse, stringify } from "yaml";
+import { stringify } from "yaml";
 import { CorruptError } from "./errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRY_BYTES } from "./limits.ts";
 import type { Entry } from "./types.ts";
 import { normalizeDescription, validateContent } from "./validate.ts";
 import { quote, utf8Length } from "./_text.ts";
+import { parseYaml } from "./_yaml.ts";
 
 const OPEN = "---\n";
 const CLOSE = "\n---\n";
 // lineWidth 0: never fold a long description over several lines, so the header stays one line
 // and its size stays within the budget MAX_ENTRY_BYTES allows for it.
 const YAML_OUT = { lineWidth: 0, minContentWidth: 0 } as const;
-const YAML_IN = { schema: "core", maxAliasCount: 0, prettyErrors: false } as const;
 
 /**
  * The most bytes a header (everything before the body) of a valid entry can take.
@@ -105,12 +105,9 @@ export function parseHeader(
   if (end < 0 || utf8Length(text.slice(0, bodyStart)) > MAX_HEADER_BYTES) {
     throw corrupt(key, `its header is not closed by a "---" line within ${MAX_HEADER_BYTES} bytes`);
   }
-  let header: unknown;
-  try {
-    header = parse(text.slice(OPEN.length, end + 1), YAML_IN);
-  } catch {
-    throw corrupt(key, "its header is not valid YAML");
-  }
+  const parsed = parseYaml(text.slice(OPEN.length, end + 1));
+  if (parsed === undefined) throw corrupt(key, "its header is not valid YAML");
+  const header = parsed.value;
   const description = header !== null && typeof header === "object" && !Array.isArray(header)
     ? (header as Record<string, unknown>).description
     : undefined;

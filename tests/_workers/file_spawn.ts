@@ -56,9 +56,6 @@ export class WorkerProcess {
         "--no-prompt",
         `--allow-read=${[...paths, ...readOnlyPaths].join(",")}`,
         `--allow-write=${paths.join(",")}`,
-        // npm:yaml's parser reads these two variables on every parse; without the grant Deno
-        // throws and every entry reads as corrupt (reported to the owners of store/serialize.ts).
-        "--allow-env=LOG_TOKENS,LOG_STREAM",
         WORKER,
         JSON.stringify(job),
       ],
