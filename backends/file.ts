@@ -171,21 +171,22 @@ class FileBackend implements BackendOps {
   }
 
   async create(w: ValidWrite, call: Call): Promise<void> {
-    checkCapacity(await this.#count(), w.key);
-    const temp = await this.#stage(w);
     const path = this.#path(w.key);
+    try {
+      checkCapacity(await this.#count(), w.key);
+    } catch (e) {
+      // A full store still says "exists" for a key it holds: that is the answer a caller can use.
+      if ((await lstatOrNull(path))?.isFile) throw exists(w.key);
+      throw e;
+    }
+    const temp = await this.#stage(w);
     try {
       abortCheck(BACKEND, "create", w.key, call.signal);
       await Deno.link(temp, path);
     } catch (e) {
       if (e instanceof Deno.errors.AlreadyExists) {
         if (await this.#isForeign(path)) throw occupied("create", w.key);
-        throw new ExistsError(
-          `[memory:file] Cannot create memory ${quote(w.key)}: it already exists`,
-          {
-            key: w.key,
-          },
-        );
+        throw exists(w.key);
       }
       throw e;
     } finally {
@@ -427,6 +428,12 @@ function notFound(key: string): NotFoundError {
       key,
     },
   );
+}
+
+function exists(key: string): ExistsError {
+  return new ExistsError(`[memory:file] Cannot create memory ${quote(key)}: it already exists`, {
+    key,
+  });
 }
 
 function occupied(op: "create" | "update", key: string): UnavailableError {

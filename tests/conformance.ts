@@ -343,6 +343,8 @@ export function conformance(options: ConformanceOptions): void {
     );
     assert.ok(err instanceof CapacityError);
     assert.equal(err.code, "capacity");
+    // A key the full store holds still answers "exists", the answer a caller can act on.
+    await assert.rejects(store.create("k2", "d", "c", { scope }), ExistsError);
     await store.update("k0", "replaced", "still fits", { scope });
     assert.equal((await store.read("k0")).description, "replaced");
     assert.equal((await store.list()).length, MAX_ENTRIES);
