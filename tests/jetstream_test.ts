@@ -495,13 +495,32 @@ test("create() over a key a concurrent writer re-created reports ExistsError", a
 // ---------------------------------------------------------------------------------------------
 // Resources: consumers and the borrowed connection
 
-test("list() leaves no consumer behind, empty or not", async () => {
+test("list() is one pass over the stream, not a request per key, and leaves no consumer", async () => {
   await using f = await natsFixture();
-  const store = await f.open();
+  const nc = await f.connect();
+  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, { nc });
+  // Count what the store sends on its connection.
+  let sent = 0;
+  const spied = nc as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of ["request", "publish"]) {
+    const original = spied[name]!.bind(nc);
+    spied[name] = (...args: unknown[]) => {
+      sent++;
+      return original(...args);
+    };
+  }
   assert.deepEqual(await store.list(), []);
   assert.equal(await f.consumers(), 0);
   for (let i = 0; i < 300; i++) await store.create(`k${i}`, `d${i}`, "c");
-  assert.equal((await store.list()).length, 300);
+  sent = 0;
+  const items = await store.list();
+  assert.equal(items.length, 300);
+  assert.deepEqual(items.slice(0, 2), [{ key: "k0", description: "d0" }, {
+    key: "k1",
+    description: "d1",
+  }]);
+  // A consumer create, three pulls of at most 128 entries, a consumer delete.
+  assert.ok(sent <= 10, `list() sent ${sent} messages for 300 keys`);
   assert.equal(await f.consumers(), 0);
 });
 
