@@ -250,19 +250,31 @@ export interface NatsCluster extends AsyncDisposable {
 
 /** Starts an n-node JetStream cluster on loopback (default 3 nodes). */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
-  const clusterPorts = Array.from({ length: size }, () => freePort());
-  const clientPorts = Array.from({ length: size }, () => freePort());
-  const routes = clusterPorts.map((p) => `"nats://127.0.0.1:${p}"`).join(", ");
-  const servers = await Promise.all(
-    clusterPorts.map((clusterPort, i) =>
-      startNatsServer({
-        port: clientPorts[i] as number,
-        name: `n${i + 1}`,
-        config:
-          `cluster { name: "agentmem-test", listen: "127.0.0.1:${clusterPort}", routes: [${routes}] }`,
-      })
-    ),
-  );
+  // The ports are picked free but only taken when the servers start, so another process can take
+  // one first; then the whole cluster starts again on new ports.
+  let servers: NatsServer[] | undefined;
+  for (let attempt = 1; servers === undefined; attempt++) {
+    const clusterPorts = Array.from({ length: size }, () => freePort());
+    const clientPorts = Array.from({ length: size }, () => freePort());
+    const routes = clusterPorts.map((p) => `"nats://127.0.0.1:${p}"`).join(", ");
+    const started = await Promise.allSettled(
+      clusterPorts.map((clusterPort, i) =>
+        startNatsServer({
+          port: clientPorts[i] as number,
+          name: `n${i + 1}`,
+          config:
+            `cluster { name: "agentmem-test", listen: "127.0.0.1:${clusterPort}", routes: [${routes}] }`,
+        })
+      ),
+    );
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed === undefined) {
+      servers = started.map((r) => (r as PromiseFulfilledResult<NatsServer>).value);
+      break;
+    }
+    await Promise.all(started.map((r) => r.status === "fulfilled" ? r.value.stop() : undefined));
+    if (attempt >= 3) throw failed.reason;
+  }
   const cluster: NatsCluster = {
     servers,
     get urls() {
