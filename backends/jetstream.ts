@@ -479,7 +479,13 @@ class JetStreamBackend implements BackendOps {
 
   create(w: ValidWrite, call: Call): Promise<void> {
     return this.#run("create", w.key, call, async (d) => {
-      checkCapacity(await this.#count(d), w.key);
+      try {
+        checkCapacity(await this.#count(d), w.key);
+      } catch (e) {
+        // A full store still says "exists" for a key it holds: that is the answer a caller can use.
+        if ((await this.#get(w.key))?.live) throw exists(w.key);
+        throw e;
+      }
       const data = ENCODER.encode(serializeValid(w.description, w.content));
       // Expect nothing under the key; when a delete marker is there, expect that marker.
       let expected = 0;
@@ -492,12 +498,7 @@ class JetStreamBackend implements BackendOps {
           if (apiCode(e) !== WRONG_LAST_SEQUENCE) throw e;
         }
         const latest = await this.#get(w.key);
-        if (latest?.live) {
-          throw new ExistsError(
-            `${PREFIX} Cannot create memory ${quote(w.key)}: it already exists`,
-            { key: w.key },
-          );
-        }
+        if (latest?.live) throw exists(w.key);
         if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
         expected = latest?.revision ?? 0;
       }
@@ -747,6 +748,12 @@ function withDeadline<T>(
         reject(e);
       },
     );
+  });
+}
+
+function exists(key: string): ExistsError {
+  return new ExistsError(`${PREFIX} Cannot create memory ${quote(key)}: it already exists`, {
+    key,
   });
 }
 
