@@ -128,6 +128,25 @@ Deno.test({
     await t.memory_write!.run({ key: "k", description: "d", content: "c", overwrite: true });
     store.failWith = outage();
     await t.memory_delete!.run({ key: "k" });
+    store.failWith = undefined;
+    // A store that breaks its contract by throwing a raw error, synchronously.
+    const broken = new FakeStore();
+    broken.read = () => {
+      throw new Error("sync");
+    };
+    assert.equal((await byName(memoryTools(broken)).memory_read!.run({ key: "k" })).isError, true);
+    // An entry whose fields throw when looked at: the handler fails, the model sees an internal
+    // error, and the span says "error".
+    const hostile = new FakeStore();
+    hostile.read = () =>
+      Promise.resolve({
+        get description(): string {
+          throw new Error("getter");
+        },
+        content: "",
+      });
+    const internal = await byName(memoryTools(hostile)).memory_read!.run({ key: "k" });
+    assert.match(internal.content, /internal error/);
     const tools = spans().filter((s) => s.name.startsWith("execute_tool "));
     assert.deepEqual(
       tools.map((s) => [s.attributes["gen_ai.tool.name"], s.attributes["memory.outcome"]]),
@@ -139,9 +158,12 @@ Deno.test({
         ["memory_list", "ok"],
         ["memory_write", "stale"],
         ["memory_delete", "unavailable"],
+        ["memory_read", "error"],
+        ["memory_read", "error"],
       ],
     );
     for (const s of tools) assert.equal(s.attributes["memory.backend"], "fake");
+
     // An illegal key never lands on a span.
     assert.equal(tools[2]!.attributes["memory.key"], undefined);
   },

@@ -181,6 +181,9 @@ function memoryTool(ctx: Context, def: Definition): Tool {
     expose: {},
     run: async (input: unknown, opts?: ToolRunOptions) => {
       const call = opts === undefined ? undefined : CALLS.get(opts);
+      // Until the handler answers, a failure is an internal one; a call that never gets here had
+      // arguments that were not JSON.
+      if (call !== undefined) call.outcome = "error";
       const args = checkArgs(def.name, input, def.fields);
       const outcome = typeof args === "string"
         ? refuse("invalid_arguments", `Refused: ${args}.${unchanged}`)
