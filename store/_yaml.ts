@@ -31,3 +31,35 @@ export function parseYaml(text: string): { value: unknown } | undefined {
     process.env = env;
   }
 }
+
+// The header shapes the serializer writes for everyday descriptions, read without the YAML parser
+// (which costs about a hundred times more). Each admits only text that YAML's core schema reads as
+// exactly the characters shown; anything else, however valid, goes to the parser. A property test
+// checks this reading against the parser's.
+//
+// A double-quoted scalar holding no quote, no backslash (so no escapes) and no control, format,
+// unassigned or line-breaking character:
+const CANONICAL_QUOTED = /^description: "((?:[^"\\\p{C}\s]| )*)"\n$/u;
+// A single-quoted scalar holding no quote (so no '' escape) and, likewise, no special character;
+// a backslash is literal there.
+const CANONICAL_SINGLE = /^description: '((?:[^'\p{C}\s]| )*)'\n$/u;
+// A plain scalar that starts with a letter or digit (so it is no indicator), holds no ":" or "#"
+// (so no mapping or comment), no white space but spaces, and ends on a non-space. The core
+// schema's null and booleans, and anything starting with a digit but holding no space (which may
+// be a number), are left to the parser.
+const CANONICAL_PLAIN = /^description: ([\p{L}\p{N}](?:(?:[^\p{C}\s:#]| )*[^\p{C}\s:#])?)\n$/u;
+const NOT_PLAIN_TEXT = /^(?:null|true|false|\p{N}[^ ]*)$/iu;
+
+/**
+ * The description in a one-line header of a canonical shape, or `undefined` when the header needs
+ * the real parser.
+ */
+export function readCanonicalHeader(yaml: string): string | undefined {
+  const quoted = CANONICAL_QUOTED.exec(yaml);
+  if (quoted) return quoted[1];
+  const single = CANONICAL_SINGLE.exec(yaml);
+  if (single) return single[1];
+  const plain = CANONICAL_PLAIN.exec(yaml);
+  if (plain && !NOT_PLAIN_TEXT.test(plain[1] as string)) return plain[1];
+  return undefined;
+}

@@ -18,7 +18,7 @@ import { MAX_CONTENT_BYTES, MAX_ENTRY_BYTES } from "./limits.ts";
 import type { Entry } from "./types.ts";
 import { normalizeDescription, validateContent } from "./validate.ts";
 import { quote, utf8Length } from "./_text.ts";
-import { parseYaml } from "./_yaml.ts";
+import { parseYaml, readCanonicalHeader } from "./_yaml.ts";
 
 const OPEN = "---\n";
 const CLOSE = "\n---\n";
@@ -72,15 +72,28 @@ export function serializeValid(description: string, content: string): string {
  * @throws {CorruptError} when the text is not a valid entry.
  */
 export function parseEntry(stored: string | Uint8Array, key?: string): Entry {
-  const text = typeof stored === "string" ? stored : decodeUtf8(stored, key);
-  const { description, bodyStart } = parseHeader(text, key);
-  const content = text.slice(bodyStart);
-  try {
-    validateContent(content, key);
-  } catch (e) {
-    throw corrupt(key, e instanceof Error ? e.message : "invalid content");
+  if (typeof stored === "string") {
+    const { description, bodyStart } = parseHeader(stored, key);
+    const content = stored.slice(bodyStart);
+    try {
+      validateContent(content, key);
+    } catch (e) {
+      throw corrupt(key, e instanceof Error ? e.message : "invalid content");
+    }
+    return { description, content };
   }
-  return { description, content };
+  // Strict decoding guarantees well-formed text, so the body's size is simply the bytes after
+  // the header: no second walk over 64 KiB of text.
+  const text = decodeUtf8(stored, key);
+  const { description, bodyStart, headerBytes } = parseHeader(text, key);
+  const bodyBytes = stored.length - headerBytes;
+  if (bodyBytes > MAX_CONTENT_BYTES) {
+    throw corrupt(
+      key,
+      `its content has ${bodyBytes} bytes of UTF-8, over the limit of ${MAX_CONTENT_BYTES} bytes`,
+    );
+  }
+  return { description, content: text.slice(bodyStart) };
 }
 
 /**
@@ -94,7 +107,7 @@ export function parseEntry(stored: string | Uint8Array, key?: string): Entry {
 export function parseHeader(
   text: string,
   key?: string,
-): { description: string; bodyStart: number } {
+): { description: string; bodyStart: number; headerBytes: number } {
   if (!text.startsWith(OPEN)) throw corrupt(key, 'it does not start with a "---" header line');
   let end = text.indexOf(CLOSE, OPEN.length - 1);
   let bodyStart = end + CLOSE.length;
@@ -102,18 +115,24 @@ export function parseHeader(
     end = text.length - 4;
     bodyStart = text.length;
   }
-  if (end < 0 || utf8Length(text.slice(0, bodyStart)) > MAX_HEADER_BYTES) {
+  const headerBytes = end < 0 ? Infinity : utf8Length(text.slice(0, bodyStart));
+  if (headerBytes > MAX_HEADER_BYTES) {
     throw corrupt(key, `its header is not closed by a "---" line within ${MAX_HEADER_BYTES} bytes`);
   }
-  const parsed = parseYaml(text.slice(OPEN.length, end + 1));
-  if (parsed === undefined) throw corrupt(key, "its header is not valid YAML");
-  const header = parsed.value;
-  const description = header !== null && typeof header === "object" && !Array.isArray(header)
-    ? (header as Record<string, unknown>).description
-    : undefined;
-  if (typeof description !== "string") throw corrupt(key, "its header has no string description");
+  const yaml = text.slice(OPEN.length, end + 1);
+  let description = readCanonicalHeader(yaml);
+  if (description === undefined) {
+    const parsed = parseYaml(yaml);
+    if (parsed === undefined) throw corrupt(key, "its header is not valid YAML");
+    const header = parsed.value;
+    const value = header !== null && typeof header === "object" && !Array.isArray(header)
+      ? (header as Record<string, unknown>).description
+      : undefined;
+    if (typeof value !== "string") throw corrupt(key, "its header has no string description");
+    description = value;
+  }
   try {
-    return { description: normalizeDescription(description, key), bodyStart };
+    return { description: normalizeDescription(description, key), bodyStart, headerBytes };
   } catch (e) {
     throw corrupt(key, e instanceof Error ? e.message : "invalid description");
   }

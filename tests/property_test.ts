@@ -4,6 +4,8 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { parse, stringify } from "yaml";
+import { readCanonicalHeader } from "../store/_yaml.ts";
 import {
   InvalidDescriptionError,
   InvalidKeyError,
@@ -680,4 +682,74 @@ Deno.test("latestScope() restores the newest valid snapshot among junk records",
     }),
     { numRuns: RUNS },
   );
+});
+
+// The parser's reading of a header line, for comparison with the fast path.
+function yamlDescription(line: string): unknown {
+  try {
+    const value = parse(line, { schema: "core" });
+    return value !== null && typeof value === "object"
+      ? (value as Record<string, unknown>).description
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const headerScalar = fc.oneof(
+  // Hand-written scalars: anything, including indicators, quotes, escapes and keywords.
+  fc.string({ unit: descriptionUnit, maxLength: 40 }),
+  fc.constantFrom(
+    "null",
+    "NULL",
+    "True",
+    "false",
+    "~",
+    "0x1F",
+    "1e3",
+    ".inf",
+    "-",
+    "- a",
+    "a: b",
+    "a #b",
+  ),
+  fc.string({ unit: descriptionUnit, maxLength: 30 }).map((s) => `"${s}"`),
+  fc.string({ unit: descriptionUnit, maxLength: 30 }).map((s) => `'${s}'`),
+  // What the serializer writes.
+  description.map((d) =>
+    stringify({ description: d }, { lineWidth: 0 }).slice("description: ".length, -1)
+  ),
+);
+
+Deno.test("readCanonicalHeader() reads a header exactly as the YAML parser does, or defers to it", () => {
+  let fast = 0;
+  fc.assert(
+    fc.property(headerScalar, (scalar) => {
+      const line = `description: ${scalar}\n`;
+      const quick = readCanonicalHeader(line);
+      if (quick === undefined) return;
+      fast++;
+      assert.equal(quick, yamlDescription(line), JSON.stringify(line));
+    }),
+    { numRuns: RUNS * 5 },
+  );
+  // The fast path must actually be taken, and for every everyday description the serializer writes.
+  assert.ok(fast > RUNS / 10, `fast path taken ${fast} times`);
+  for (
+    const d of [
+      "Prefers tea over coffee",
+      "deploy: staging first, then prod",
+      "caf\u00e9 au lait \u{1F600} and [brackets] {braces}, commas",
+      'It\'s "quoted" here',
+      "#1 priority",
+      "- starts with a dash",
+      "2024 plans",
+    ]
+  ) {
+    const line = stringify({ description: d }, { lineWidth: 0 });
+    const quick = readCanonicalHeader(line);
+    if (!d.includes('"') && !d.includes("'")) assert.equal(quick, d, line);
+  }
+  assert.equal(readCanonicalHeader("description: true\n"), undefined);
+  assert.equal(readCanonicalHeader('description: "esc\\n"\n'), undefined);
 });
