@@ -10,11 +10,15 @@
  * - Symlinks, directories and other non-regular files are never followed: they are not memories.
  * - Read-before-update is not enforced: `update` replaces, and creates a key that holds nothing.
  *
+ * Metadata calls and small reads use Deno's synchronous file APIs: on a local filesystem they
+ * take microseconds, while each asynchronous call pays a thread-pool round trip that costs far
+ * more (measured at about 130 µs against 5 µs on the project's 2-core machines). The fsyncs, which
+ * can take milliseconds, stay asynchronous so the event loop is never held for a disk flush.
+ *
  * @module
  */
 
-import { constants as FS } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { closeSync, constants as FS, fstatSync, openSync, readSync } from "node:fs";
 import {
   ConfigError,
   CorruptError,
@@ -33,7 +37,8 @@ import {
   serializeValid,
 } from "../store/serialize.ts";
 import type { Entry, Item, Store } from "../store/types.ts";
-import { checkCapacity, validateKey, type ValidWrite } from "../store/validate.ts";
+import { validateKey, type ValidWrite } from "../store/validate.ts";
+import { CapacityGate } from "../store/_capacity.ts";
 import { abortCheck, type BackendOps, buildStore, type Call } from "../store/_store.ts";
 import { quote } from "../store/_text.ts";
 
@@ -60,7 +65,6 @@ const TEMP_SUFFIX = ".tmp";
 const STALE_TEMP_MS = 60 * 60 * 1000;
 // Most headers fit in the first read; a long description takes a second.
 const HEADER_PROBE_BYTES = 1024;
-const LIST_CONCURRENCY = 16;
 const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | FS.O_NOCTTY;
 // What `open` fails with when the name is gone, is a symlink (ELOOP), or is a socket or a device
 // without a driver (ENXIO, ENODEV): no memory file either way.
@@ -115,7 +119,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
       { cause: e },
     );
   }
-  await sweepStaleTemps(root);
+  sweepStaleTemps(root);
   return buildStore(new FileBackend(root, durable));
 }
 
@@ -128,6 +132,7 @@ class FileBackend implements BackendOps {
   readonly info = { backend: BACKEND, location: "" };
   readonly #root: string;
   readonly #durable: boolean;
+  readonly #capacity = new CapacityGate();
 
   constructor(root: string, durable: boolean) {
     this.#root = root;
@@ -138,22 +143,23 @@ class FileBackend implements BackendOps {
     return `${this.#root}/${key}${SUFFIX}`;
   }
 
+  // deno-lint-ignore require-await
   async list(): Promise<Item[]> {
-    const keys = await this.#keys();
     const items: Item[] = [];
-    await forEachLimit(keys, LIST_CONCURRENCY, async (key) => {
-      const description = await this.#readDescription(key);
+    for (const key of this.#keys()) {
+      const description = this.#readDescription(key);
       if (description !== undefined) items.push({ key, description });
-    });
+    }
     return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  // deno-lint-ignore require-await
   async read(key: string, call: Call): Promise<Entry> {
-    const fh = await this.#openEntry(key);
-    if (fh === undefined) throw notFound(key);
+    const opened = this.#openEntry(key);
+    if (opened === undefined) throw notFound(key);
+    const { fd, size } = opened;
     let bytes: Uint8Array;
     try {
-      const size = (await fh.stat()).size;
       if (size > MAX_ENTRY_BYTES) {
         throw new CorruptError(
           `[memory:file] Cannot parse memory ${
@@ -162,9 +168,12 @@ class FileBackend implements BackendOps {
           { key },
         );
       }
-      bytes = await readUpTo(fh, MAX_ENTRY_BYTES + 1);
+      // Writers replace files by rename and never write into one, so the size stands; one byte
+      // more tells a file that grew anyway (edited by hand) to read on up to the limit.
+      bytes = readUpTo(fd, size + 1);
+      if (bytes.length > size) bytes = readUpTo(fd, MAX_ENTRY_BYTES + 1, bytes);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
     abortCheck(BACKEND, "read", key, call.signal);
     return parseEntry(bytes, key);
@@ -173,52 +182,54 @@ class FileBackend implements BackendOps {
   async create(w: ValidWrite, call: Call): Promise<void> {
     const path = this.#path(w.key);
     try {
-      checkCapacity(await this.#count(), w.key);
+      await this.#checkCapacity(w.key);
     } catch (e) {
       // A full store still says "exists" for a key it holds: that is the answer a caller can use.
-      if ((await lstatOrNull(path))?.isFile) throw exists(w.key);
+      if (lstatOrNull(path)?.isFile) throw exists(w.key);
       throw e;
     }
     const temp = await this.#stage(w);
     try {
       abortCheck(BACKEND, "create", w.key, call.signal);
-      await Deno.link(temp, path);
+      Deno.linkSync(temp, path);
     } catch (e) {
       if (e instanceof Deno.errors.AlreadyExists) {
-        if (await this.#isForeign(path)) throw occupied("create", w.key);
+        if (this.#isForeign(path)) throw occupied("create", w.key);
         throw exists(w.key);
       }
       throw e;
     } finally {
-      await removeQuietly(temp);
+      removeQuietly(temp);
     }
+    this.#wrote();
     await this.#syncDir();
   }
 
   async update(w: ValidWrite, call: Call): Promise<void> {
     const path = this.#path(w.key);
-    const existing = await lstatOrNull(path);
+    const existing = lstatOrNull(path);
     if (existing !== null && !existing.isFile) throw occupied("update", w.key);
     // An update that creates a key is on the create path, so it counts against capacity.
-    if (existing === null) checkCapacity(await this.#count(), w.key);
+    if (existing === null) await this.#checkCapacity(w.key);
     const temp = await this.#stage(w);
     try {
       abortCheck(BACKEND, "update", w.key, call.signal);
-      await Deno.rename(temp, path);
+      Deno.renameSync(temp, path);
     } catch (e) {
-      await removeQuietly(temp);
+      removeQuietly(temp);
       throw e;
     }
+    if (existing === null) this.#wrote();
     await this.#syncDir();
   }
 
   async delete(key: string): Promise<boolean> {
     const path = this.#path(key);
-    const existing = await lstatOrNull(path);
+    const existing = lstatOrNull(path);
     // Something that is not a regular file is not a memory: leave it alone.
     if (existing === null || !existing.isFile) return false;
     try {
-      await Deno.remove(path);
+      Deno.removeSync(path);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return false; // a concurrent deleter won
       throw e;
@@ -229,21 +240,32 @@ class FileBackend implements BackendOps {
 
   // Legal keys of the regular files in the directory; temp files, odd names, directories and
   // symlinks are invisible.
-  async #keys(): Promise<string[]> {
+  #keys(): string[] {
     const keys: string[] = [];
-    for await (const entry of Deno.readDir(this.#root)) {
+    for (const entry of Deno.readDirSync(this.#root)) {
       const key = entryKey(entry);
       if (key !== undefined) keys.push(key);
     }
     return keys;
   }
 
-  async #count(): Promise<number> {
-    let n = 0;
-    for await (const entry of Deno.readDir(this.#root)) {
-      if (entryKey(entry) !== undefined) n++;
-    }
-    return n;
+  // The directory's modification time changes with every entry added or removed, so while it
+  // stands, the last count (plus this store's own creates) stands too.
+  #stamp(): number | undefined {
+    return Deno.lstatSync(this.#root).mtime?.getTime();
+  }
+
+  #checkCapacity(key: string): Promise<void> {
+    return this.#capacity.check(
+      key,
+      () => Promise.resolve(this.#keys().length),
+      () => this.#stamp(),
+    );
+  }
+
+  // After this store's own create, so its own change to the directory forces no recount.
+  #wrote(): void {
+    this.#capacity.wrote(this.#stamp());
   }
 
   // Opens a key's file without following a symlink and without blocking on a FIFO; `undefined`
@@ -251,13 +273,13 @@ class FileBackend implements BackendOps {
   // opening a FIFO would release a writer blocked on it, and opening a device can act on it. The
   // flags and the fstat below cover a swap between the lstat and the open. With
   // `skipUnreadable`, a file this process may not read is `undefined` too.
-  async #openEntry(key: string, skipUnreadable = false): Promise<FileHandle | undefined> {
+  #openEntry(key: string, skipUnreadable = false): { fd: number; size: number } | undefined {
     const path = this.#path(key);
-    const st = await lstatOrNull(path);
+    const st = lstatOrNull(path);
     if (st === null || !st.isFile) return undefined;
-    let fh: FileHandle;
+    let fd: number;
     try {
-      fh = await open(path, READ_FLAGS);
+      fd = openSync(path, READ_FLAGS);
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (NOT_A_MEMORY_FILE.has(code)) return undefined;
@@ -265,26 +287,28 @@ class FileBackend implements BackendOps {
       throw e;
     }
     try {
-      if ((await fh.stat()).isFile()) return fh;
+      const opened = fstatSync(fd);
+      if (opened.isFile()) return { fd, size: opened.size };
     } catch (e) {
-      await fh.close();
+      closeSync(fd);
       throw e;
     }
-    await fh.close();
+    closeSync(fd);
     return undefined;
   }
 
   // The description in a key's header, reading as little of the file as the header needs.
   // `undefined` when the file vanished, may not be read or is not a valid entry: listing skips
   // it, as one bad file must not hide every other memory (read() of it reports the failure).
-  async #readDescription(key: string): Promise<string | undefined> {
-    const fh = await this.#openEntry(key, true);
-    if (fh === undefined) return undefined;
+  #readDescription(key: string): string | undefined {
+    const opened = this.#openEntry(key, true);
+    if (opened === undefined) return undefined;
+    const { fd } = opened;
     try {
-      let bytes = await readUpTo(fh, HEADER_PROBE_BYTES);
+      let bytes = readUpTo(fd, HEADER_PROBE_BYTES);
       let end = indexOfClose(bytes);
       if (end < 0 && bytes.length === HEADER_PROBE_BYTES) {
-        bytes = await readUpTo(fh, MAX_HEADER_BYTES + CLOSE.length, bytes);
+        bytes = readUpTo(fd, MAX_HEADER_BYTES + CLOSE.length, bytes);
         end = indexOfClose(bytes);
       }
       const header = end < 0 ? bytes : bytes.subarray(0, end + CLOSE.length);
@@ -293,12 +317,12 @@ class FileBackend implements BackendOps {
       if (e instanceof CorruptError) return undefined;
       throw e;
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   }
 
-  async #isForeign(path: string): Promise<boolean> {
-    const st = await lstatOrNull(path);
+  #isForeign(path: string): boolean {
+    const st = lstatOrNull(path);
     return st !== null && !st.isFile;
   }
 
@@ -306,13 +330,13 @@ class FileBackend implements BackendOps {
   async #stage(w: ValidWrite): Promise<string> {
     const bytes = ENCODER.encode(serializeValid(w.description, w.content));
     const temp = `${this.#root}/.${w.key}.${randomHex()}${TEMP_SUFFIX}`;
-    const file = await Deno.open(temp, { write: true, createNew: true });
+    const file = Deno.openSync(temp, { write: true, createNew: true });
     try {
-      for (let off = 0; off < bytes.length;) off += await file.write(bytes.subarray(off));
+      for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
       if (this.#durable) await file.sync();
     } catch (e) {
       file.close();
-      await removeQuietly(temp);
+      removeQuietly(temp);
       throw e;
     }
     file.close();
@@ -321,7 +345,7 @@ class FileBackend implements BackendOps {
 
   async #syncDir(): Promise<void> {
     if (!this.#durable) return;
-    const dir = await Deno.open(this.#root, { read: true });
+    const dir = Deno.openSync(this.#root, { read: true });
     try {
       await dir.sync();
     } finally {
@@ -340,7 +364,7 @@ function entryKey(entry: Deno.DirEntry): string | undefined {
   }
 }
 
-async function readUpTo(fh: FileHandle, limit: number, start?: Uint8Array): Promise<Uint8Array> {
+function readUpTo(fd: number, limit: number, start?: Uint8Array): Uint8Array {
   const buf = new Uint8Array(limit);
   let n = 0;
   if (start !== undefined) {
@@ -348,7 +372,7 @@ async function readUpTo(fh: FileHandle, limit: number, start?: Uint8Array): Prom
     n = start.length;
   }
   while (n < limit) {
-    const { bytesRead } = await fh.read(buf, n, limit - n, n);
+    const bytesRead = readSync(fd, buf, n, limit - n, n);
     if (bytesRead === 0) break;
     n += bytesRead;
   }
@@ -371,33 +395,33 @@ function indexOfClose(bytes: Uint8Array): number {
   return -1;
 }
 
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    return await Deno.lstat(path);
+    return Deno.lstatSync(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     throw e;
   }
 }
 
-async function removeQuietly(path: string): Promise<void> {
+function removeQuietly(path: string): void {
   try {
-    await Deno.remove(path);
+    Deno.removeSync(path);
   } catch {
     // Already gone, or the directory is unwritable; a stale temp file is invisible and swept later.
   }
 }
 
-async function sweepStaleTemps(root: string): Promise<void> {
+function sweepStaleTemps(root: string): void {
   const cutoff = Date.now() - STALE_TEMP_MS;
   try {
-    for await (const entry of Deno.readDir(root)) {
+    for (const entry of Deno.readDirSync(root)) {
       if (!entry.isFile || !entry.name.startsWith(".") || !entry.name.endsWith(TEMP_SUFFIX)) {
         continue;
       }
       const path = `${root}/${entry.name}`;
-      const st = await lstatOrNull(path);
-      if (st?.isFile && st.mtime !== null && st.mtime.getTime() < cutoff) await removeQuietly(path);
+      const st = lstatOrNull(path);
+      if (st?.isFile && st.mtime !== null && st.mtime.getTime() < cutoff) removeQuietly(path);
     }
   } catch {
     // Best effort: an unreadable directory fails the first real call with a clear error instead.
@@ -407,18 +431,6 @@ async function sweepStaleTemps(root: string): Promise<void> {
 function randomHex(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function forEachLimit<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 function notFound(key: string): NotFoundError {

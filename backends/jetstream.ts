@@ -43,7 +43,8 @@ import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
 import { parseEntry, serializeValid } from "../store/serialize.ts";
 import type { Entry, Info, Item, Store } from "../store/types.ts";
-import { checkCapacity, validateKey, type ValidWrite } from "../store/validate.ts";
+import { validateKey, type ValidWrite } from "../store/validate.ts";
+import { CapacityGate } from "../store/_capacity.ts";
 import { type BackendOps, buildStore, type Call } from "../store/_store.ts";
 import { describeType, quote } from "../store/_text.ts";
 
@@ -435,6 +436,7 @@ class JetStreamBackend implements BackendOps {
   // What precedes a key in a message subject ("$KV.<bucket>.alice.").
   readonly #subjectPrefix: string;
   readonly #filter: string;
+  readonly #capacity = new CapacityGate();
 
   constructor(config: BackendConfig) {
     this.#c = config;
@@ -480,7 +482,7 @@ class JetStreamBackend implements BackendOps {
   create(w: ValidWrite, call: Call): Promise<void> {
     return this.#run("create", w.key, call, async (d) => {
       try {
-        checkCapacity(await this.#count(d), w.key);
+        await this.#capacity.check(w.key, () => this.#count(d));
       } catch (e) {
         // A full store still says "exists" for a key it holds: that is the answer a caller can use.
         if ((await this.#get(w.key))?.live) throw exists(w.key);
@@ -511,7 +513,7 @@ class JetStreamBackend implements BackendOps {
       if (!this.#c.readBeforeUpdate) {
         // Like the file backend: replace, or create (which counts against capacity).
         const latest = await this.#get(w.key);
-        if (!latest?.live) checkCapacity(await this.#count(d), w.key);
+        if (!latest?.live) await this.#capacity.check(w.key, () => this.#count(d));
         const revision = await this.#put(w.key, data, undefined, d);
         this.#record(call, d, w.key, revision);
         return;
@@ -563,7 +565,7 @@ class JetStreamBackend implements BackendOps {
   // Records a revision in the call's scope, unless the caller was already told the call failed:
   // a scope only learns what its run saw.
   #record(call: Call, d: Deadline, key: string, revision: number): void {
-    if (!d.cancelled) call.scope?.record(this.#ns, key, revision);
+    if (!d.cancelled && !call.signal?.aborted) call.scope?.record(this.#ns, key, revision);
   }
 
   #kvKey(key: string): string {

@@ -58,11 +58,16 @@ export function buildStore(ops: BackendOps): Store {
         if (key !== undefined) span.setAttribute("memory.key", key);
         const call = checkCall(backend, opts);
         abortCheck(backend, op, key, call.signal);
+        let result: T;
         try {
-          return await fn(call);
+          result = await fn(call);
         } catch (e) {
           throw normalizeError(backend, op, key, e);
         }
+        // A read whose caller gave up gets no answer, however fast it was; a write that
+        // committed is reported as done, since it is.
+        if (op === "list" || op === "read") abortCheck(backend, op, key, call.signal);
+        return result;
       },
     );
   return markInstrumented({
