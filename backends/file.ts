@@ -168,10 +168,9 @@ class FileBackend implements BackendOps {
           { key },
         );
       }
-      // Writers replace files by rename and never write into one, so the size stands; one byte
-      // more tells a file that grew anyway (edited by hand) to read on up to the limit.
-      bytes = readUpTo(fd, size + 1);
-      if (bytes.length > size) bytes = readUpTo(fd, MAX_ENTRY_BYTES + 1, bytes);
+      // Writers replace files by rename and never write into one, so the size fstat gave is the
+      // whole file: reading that much takes one read call, not a second one to find the end.
+      bytes = readUpTo(fd, size);
     } finally {
       closeSync(fd);
     }
@@ -303,12 +302,12 @@ class FileBackend implements BackendOps {
   #readDescription(key: string): string | undefined {
     const opened = this.#openEntry(key, true);
     if (opened === undefined) return undefined;
-    const { fd } = opened;
+    const { fd, size } = opened;
     try {
-      let bytes = readUpTo(fd, HEADER_PROBE_BYTES);
+      let bytes = readUpTo(fd, Math.min(HEADER_PROBE_BYTES, size));
       let end = indexOfClose(bytes);
       if (end < 0 && bytes.length === HEADER_PROBE_BYTES) {
-        bytes = readUpTo(fd, MAX_HEADER_BYTES + CLOSE.length, bytes);
+        bytes = readUpTo(fd, Math.min(MAX_HEADER_BYTES + CLOSE.length, size), bytes);
         end = indexOfClose(bytes);
       }
       const header = end < 0 ? bytes : bytes.subarray(0, end + CLOSE.length);

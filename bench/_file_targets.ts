@@ -1,23 +1,24 @@
 // The file backend and its two baselines.
 //
 // - `file`: the library (`openFileStore`), durable by default.
-// - `file-raw`: the same system calls the backend makes, on the same serialized bytes, without
-//   validation, YAML, spans, symlink checks beyond the open flags, or the capacity count. A write
-//   is a temp file, write, fsync, `link` for a create or `rename` for an update, unlink of the
-//   temp, fsync of the directory. A read is `open` with O_NOFOLLOW|O_NONBLOCK (through
-//   node:fs, as the backend does: Deno.open has no such flags), fstat, read to EOF, close.
+// - `file-raw`: the same system calls the backend makes, through the same Deno APIs (synchronous
+//   for metadata and small reads, asynchronous for fsync), on the same serialized bytes, without
+//   validation, YAML, spans or the capacity count. A create is a temp file, write, fsync, `link`,
+//   unlink of the temp, fsync of the directory; an update is an lstat of the name (the backend's
+//   check that it is no symlink or directory), then the temp file, `rename`, directory fsync. A
+//   read is an lstat (only regular files are opened), `open` with O_NOFOLLOW|O_NONBLOCK|O_NOCTTY
+//   (through node:fs, as the backend does: Deno.open has no such flags), fstat, read, close.
 // - `file-wfa`: `npm:write-file-atomic` with fsync on (temp, write, fsync, rename; it never
 //   fsyncs the directory and cannot create exclusively). An ecosystem reference for writes.
 
-import { constants as FS } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, constants as FS, fstatSync, openSync, readSync } from "node:fs";
 import writeFileAtomic from "write-file-atomic";
 import { openFileStore, serializeEntry, type Store } from "../mod.ts";
 import type { SnapshotResult } from "./_protocol.ts";
 import { DESCRIPTION, type Entries, type Target } from "./_target.ts";
 
 const DECODER = new TextDecoder();
-const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK;
+const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | FS.O_NOCTTY;
 // A deliberate bug for the benchmark's own test: the raw create claims every key it tries, so
 // the "one create winner per key" invariant must break and the run must fail.
 const FAULT_CREATE_ALWAYS_WINS = Deno.env.get("AGENTMEM_BENCH_FAULT") === "create-always-wins";
@@ -64,27 +65,31 @@ export function openFileRaw(dir: string, entries: Entries): Target {
       const temp = await stage(dir, key, entries.createBytes);
       let created = true;
       try {
-        await Deno.link(temp, path(key));
+        Deno.linkSync(temp, path(key));
       } catch (e) {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
         created = FAULT_CREATE_ALWAYS_WINS;
       } finally {
-        await Deno.remove(temp);
+        Deno.removeSync(temp);
       }
       if (created) await syncDir(dir);
       return created;
     },
     async update(key) {
+      lstatOrNull(path(key));
       const temp = await stage(dir, key, entries.updateBytes);
-      await Deno.rename(temp, path(key));
+      Deno.renameSync(temp, path(key));
       await syncDir(dir);
     },
+    // deno-lint-ignore require-await
     async read(key) {
-      return entries.isWrittenBytes(await readNoFollow(path(key)));
+      return entries.isWrittenBytes(readNoFollow(path(key)));
     },
+    // deno-lint-ignore require-await
     async delete(key) {
+      if (!lstatOrNull(path(key))?.isFile) return false;
       try {
-        await Deno.remove(path(key));
+        Deno.removeSync(path(key));
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) return false;
         throw e;
@@ -121,21 +126,31 @@ export function openFileWfa(dir: string, entries: Entries): Target {
 }
 
 // Reads a regular file whole without following a symlink or blocking on a FIFO.
-async function readNoFollow(path: string): Promise<Uint8Array> {
-  const fh = await open(path, READ_FLAGS);
+function readNoFollow(path: string): Uint8Array {
+  if (!lstatOrNull(path)?.isFile) throw new Error("Not a regular file");
+  const fd = openSync(path, READ_FLAGS);
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) throw new Error("Not a regular file");
-    const buf = new Uint8Array(st.size + 1);
+    const buf = new Uint8Array(st.size);
     let n = 0;
     while (n < buf.length) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      const bytesRead = readSync(fd, buf, n, buf.length - n, n);
       if (bytesRead === 0) break;
       n += bytesRead;
     }
     return buf.subarray(0, n);
   } finally {
-    await fh.close();
+    closeSync(fd);
+  }
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
   }
 }
 
@@ -146,9 +161,9 @@ function unsupported(): Promise<never> {
 // The backend's staging step: a dot-named temp file, written whole and fsynced.
 async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
   const temp = `${dir}/.${key}.${randomHex()}.tmp`;
-  const file = await Deno.open(temp, { write: true, createNew: true });
+  const file = Deno.openSync(temp, { write: true, createNew: true });
   try {
-    for (let off = 0; off < bytes.length;) off += await file.write(bytes.subarray(off));
+    for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
     await file.sync();
   } finally {
     file.close();
@@ -157,7 +172,7 @@ async function stage(dir: string, key: string, bytes: Uint8Array): Promise<strin
 }
 
 async function syncDir(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
+  const handle = Deno.openSync(dir, { read: true });
   try {
     await handle.sync();
   } finally {

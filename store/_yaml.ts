@@ -63,3 +63,15 @@ export function readCanonicalHeader(yaml: string): string | undefined {
   if (plain && !NOT_PLAIN_TEXT.test(plain[1] as string)) return plain[1];
   return undefined;
 }
+
+/**
+ * The header line for `description` in a canonical shape (plain, else double-quoted), when one
+ * reads back as exactly `description`; `undefined` when only the YAML library can write it.
+ */
+export function writeCanonicalHeader(description: string): string | undefined {
+  const plain = `description: ${description}\n`;
+  if (readCanonicalHeader(plain) === description) return plain;
+  const quoted = `description: "${description}"\n`;
+  if (readCanonicalHeader(quoted) === description) return quoted;
+  return undefined;
+}

@@ -18,7 +18,7 @@ import { MAX_CONTENT_BYTES, MAX_ENTRY_BYTES } from "./limits.ts";
 import type { Entry } from "./types.ts";
 import { normalizeDescription, validateContent } from "./validate.ts";
 import { quote, utf8Length } from "./_text.ts";
-import { parseYaml, readCanonicalHeader } from "./_yaml.ts";
+import { parseYaml, readCanonicalHeader, writeCanonicalHeader } from "./_yaml.ts";
 
 const OPEN = "---\n";
 const CLOSE = "\n---\n";
@@ -57,7 +57,8 @@ export function serializeEntry(description: string, content: string): string {
 
 /** Serializes an already-validated entry; backends call this after `validateWrite`. */
 export function serializeValid(description: string, content: string): string {
-  return OPEN + stringify({ description }, YAML_OUT) + "---\n" + content;
+  const header = writeCanonicalHeader(description) ?? stringify({ description }, YAML_OUT);
+  return OPEN + header + "---\n" + content;
 }
 
 /**

@@ -85,10 +85,11 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
  * character, or is longer than `MAX_DESCRIPTION_RUNES` after normalization.
  */
 export function normalizeDescription(description: unknown, key?: string): string {
-  const where = key === undefined ? "" : ` of memory ${quote(key)}`;
   const fail = (problem: string) =>
     new InvalidDescriptionError(
-      `Invalid description${where}: ${problem}; a description is one line of at most ${MAX_DESCRIPTION_RUNES} characters without control characters`,
+      `Invalid description${
+        where(key)
+      }: ${problem}; a description is one line of at most ${MAX_DESCRIPTION_RUNES} characters without control characters`,
       { key },
     );
   if (typeof description !== "string") throw fail(`it is ${quote(description)}, not a string`);
@@ -113,10 +114,9 @@ export function normalizeDescription(description: unknown, key?: string): string
  * @throws {TooLargeError} when it is over the size limit.
  */
 export function validateContent(content: unknown, key?: string): string {
-  const where = key === undefined ? "" : ` of memory ${quote(key)}`;
   if (typeof content !== "string") {
     throw new InvalidContentError(
-      `Invalid content${where}: it is ${quote(content)}, not a string`,
+      `Invalid content${where(key)}: it is ${quote(content)}, not a string`,
       {
         key,
       },
@@ -124,7 +124,9 @@ export function validateContent(content: unknown, key?: string): string {
   }
   if (!content.isWellFormed()) {
     throw new InvalidContentError(
-      `Invalid content${where}: it contains a lone surrogate; content must be valid Unicode text`,
+      `Invalid content${
+        where(key)
+      }: it contains a lone surrogate; content must be valid Unicode text`,
       { key },
     );
   }
@@ -134,12 +136,19 @@ export function validateContent(content: unknown, key?: string): string {
     const bytes = utf8Length(content);
     if (bytes > MAX_CONTENT_BYTES) {
       throw new TooLargeError(
-        `Content${where} is too large: ${bytes} bytes of UTF-8, over the limit of ${MAX_CONTENT_BYTES} bytes (64 KiB)`,
+        `Content${
+          where(key)
+        } is too large: ${bytes} bytes of UTF-8, over the limit of ${MAX_CONTENT_BYTES} bytes (64 KiB)`,
         { key },
       );
     }
   }
   return content;
+}
+
+// " of memory "k"" for messages, built only when a message is.
+function where(key: string | undefined): string {
+  return key === undefined ? "" : ` of memory ${quote(key)}`;
 }
 
 /** A write that passed validation: the key, the normalized description and the body. */

@@ -753,3 +753,15 @@ Deno.test("readCanonicalHeader() reads a header exactly as the YAML parser does,
   assert.equal(readCanonicalHeader("description: true\n"), undefined);
   assert.equal(readCanonicalHeader('description: "esc\\n"\n'), undefined);
 });
+
+Deno.test("serializeEntry() writes a header the YAML parser itself reads back exactly", () => {
+  fc.assert(
+    fc.property(description, (d) => {
+      const text = serializeEntry(d, "body");
+      const end = text.indexOf("\n---\n", 3);
+      const header = parse(text.slice(4, end + 1), { schema: "core" });
+      assert.deepEqual(header, { description: normalizeDescription(d) });
+    }),
+    { numRuns: RUNS * 2 },
+  );
+});
