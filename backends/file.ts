@@ -200,7 +200,6 @@ class FileBackend implements BackendOps {
     } finally {
       removeQuietly(temp);
     }
-    this.#wrote();
     await this.#syncDir();
   }
 
@@ -218,7 +217,6 @@ class FileBackend implements BackendOps {
       removeQuietly(temp);
       throw e;
     }
-    if (existing === null) this.#wrote();
     await this.#syncDir();
   }
 
@@ -248,23 +246,8 @@ class FileBackend implements BackendOps {
     return keys;
   }
 
-  // The directory's modification time changes with every entry added or removed, so while it
-  // stands, the last count (plus this store's own creates) stands too.
-  #stamp(): number | undefined {
-    return Deno.lstatSync(this.#root).mtime?.getTime();
-  }
-
   #checkCapacity(key: string): Promise<void> {
-    return this.#capacity.check(
-      key,
-      () => Promise.resolve(this.#keys().length),
-      () => this.#stamp(),
-    );
-  }
-
-  // After this store's own create, so its own change to the directory forces no recount.
-  #wrote(): void {
-    this.#capacity.wrote(this.#stamp());
+    return this.#capacity.check(key, () => Promise.resolve(this.#keys().length));
   }
 
   // Opens a key's file without following a symlink and without blocking on a FIFO; `undefined`

@@ -1,7 +1,15 @@
 // OpenTelemetry spans for store calls, tool calls and the system note. `@opentelemetry/api` is a
 // no-op until the host installs an SDK, so an uninstrumented host pays a few function calls.
 
-import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
 import { MemoryError } from "./errors.ts";
 
 /** The instrumentation scope name on every span this library makes. */
@@ -22,6 +30,12 @@ export function withSpan<T>(
   fn: (span: Span) => Promise<T>,
   outcomeOf?: (result: T) => string,
 ): Promise<T> {
+  // With no SDK installed every span is a no-op; skip making one and its context, which would
+  // cost more than a file read's own bookkeeping.
+  const provider = trace.getTracerProvider();
+  if (provider instanceof ProxyTracerProvider && !provider.getDelegateTracer(TRACER_NAME)) {
+    return fn(NO_SPAN);
+  }
   return trace.getTracer(TRACER_NAME).startActiveSpan(
     name,
     { kind: SpanKind.INTERNAL, attributes },
@@ -39,6 +53,8 @@ export function withSpan<T>(
     },
   );
 }
+
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 function setOutcome(span: Span, outcome: string): void {
   span.setAttribute("memory.outcome", outcome);
