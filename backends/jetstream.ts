@@ -686,9 +686,11 @@ class JetStreamBackend implements BackendOps {
     fn: (d: Deadline) => Promise<T>,
   ): Promise<T> {
     const d = new Deadline(this.#c.timeout);
-    const head = `${PREFIX} Cannot ${op === "list" ? "list memories" : `${op} memory`}${
-      key === undefined ? "" : ` ${quote(key)}`
-    }`;
+    // Message parts, built only when a message is.
+    const head = () =>
+      `${PREFIX} Cannot ${op === "list" ? "list memories" : `${op} memory`}${
+        key === undefined ? "" : ` ${quote(key)}`
+      }`;
     const uncertain = op === "create" || op === "update" || op === "delete"
       ? "; the write may or may not have been applied"
       : "";
@@ -697,14 +699,14 @@ class JetStreamBackend implements BackendOps {
         d.cancel();
         return why === "timeout"
           ? new UnavailableError(
-            `${head}: NATS did not answer within ${this.#c.timeout} ms${uncertain}`,
+            `${head()}: NATS did not answer within ${this.#c.timeout} ms${uncertain}`,
             { key },
           )
-          : new UnavailableError(`${head}: the call was aborted${uncertain}`, { key, cause });
+          : new UnavailableError(`${head()}: the call was aborted${uncertain}`, { key, cause });
       });
     } catch (e) {
       if (e instanceof MemoryError) throw e;
-      throw new UnavailableError(`${head}: ${reason(e, `${this.#c.timeout} ms`)}${uncertain}`, {
+      throw new UnavailableError(`${head()}: ${reason(e, `${this.#c.timeout} ms`)}${uncertain}`, {
         key,
         cause: e,
       });
