@@ -5,7 +5,7 @@
 // Cases of one group run in rotating order, round after round; each figure is the median over
 // rounds of the mean time per call, in microseconds.
 
-import { constants as FS } from "node:fs";
+import { closeSync, constants as FS, fstatSync, openSync, readSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { JetStreamApiError } from "@nats-io/jetstream";
@@ -65,41 +65,40 @@ async function fileCases(): Promise<void> {
     const store = await openFileStore({ dir });
     for (const key of KEYS) await store.create(key, DESCRIPTION, BODY);
     const path = (i: number) => `${dir}/${KEYS[i % KEYS.length]}.md`;
-    const flags = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK;
-    const readNode = async (i: number, exact: boolean) => {
+    const flags = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | FS.O_NOCTTY;
+    // The backend's read: lstat, open without following, fstat, one read of the file's size.
+    const readSyncCalls = (i: number) => {
+      Deno.lstatSync(path(i));
+      const fd = openSync(path(i), flags);
+      try {
+        const buf = new Uint8Array(fstatSync(fd).size);
+        readSync(fd, buf, 0, buf.length, 0);
+        return buf;
+      } finally {
+        closeSync(fd);
+      }
+    };
+    // The same system calls made through Deno's asynchronous APIs.
+    const readAsyncCalls = async (i: number) => {
+      await Deno.lstat(path(i));
       const fh = await open(path(i), flags);
       try {
-        const size = (await fh.stat()).size;
-        const buf = new Uint8Array(exact ? size + 1 : 69_633);
-        let n = 0;
-        for (;;) {
-          const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-          if (bytesRead === 0) break;
-          n += bytesRead;
-        }
-        return buf.subarray(0, n);
+        const buf = new Uint8Array((await fh.stat()).size);
+        await fh.read(buf, 0, buf.length, 0);
+        return buf;
       } finally {
         await fh.close();
       }
     };
     await measure("file read (1 KiB body, 64 keys)", {
-      "baseline: open(NOFOLLOW|NONBLOCK), fstat, read, close": (i) => readNode(i, true),
-      "reference: Deno.readFile (follows links)": (i) => Deno.readFile(path(i)),
+      "baseline: the backend's system calls, synchronous": readSyncCalls,
       "library: store.read": (i) => store.read(KEYS[i % KEYS.length]!),
-      "Deno.lstat": (i) => Deno.lstat(path(i)),
-      "node:fs open(NOFOLLOW|NONBLOCK) + fstat + close": async (i) => {
-        const fh = await open(path(i), flags);
-        await fh.stat();
-        await fh.close();
-      },
-      "Deno.open + fstat + close": async (i) => {
-        const f = await Deno.open(path(i));
-        await f.stat();
-        f.close();
-      },
-      "same, into a 69,633-byte buffer (as the backend does)": (i) => readNode(i, false),
-      "parseEntry (UTF-8, YAML, checks)": () => parseEntry(ENTRY),
-      "yaml parse of the header alone": () =>
+      "the same calls made asynchronously": readAsyncCalls,
+      "reference: Deno.readFile (follows links)": (i) => Deno.readFile(path(i)),
+      "Deno.lstatSync": (i) => Deno.lstatSync(path(i)),
+      "Deno.lstat (async)": (i) => Deno.lstat(path(i)),
+      "parseEntry (UTF-8 decode, header, checks)": () => parseEntry(ENTRY),
+      "yaml parse of the header alone (the fallback)": () =>
         parse(HEADER, { schema: "core", maxAliasCount: 0, prettyErrors: false }),
     });
 
@@ -107,26 +106,29 @@ async function fileCases(): Promise<void> {
     const fresh = () => `n${n++}`;
     const big = await Deno.makeTempDir({ prefix: "agentmem-breakdown-" });
     for (let i = 0; i < 1000; i++) await Deno.writeFile(`${big}/e${i}.md`, ENTRY);
-    const count = async (d: string) => {
+    const count = (d: string) => {
       let c = 0;
-      for await (const e of Deno.readDir(d)) if (e.isFile && e.name.endsWith(".md")) c++;
+      for (const e of Deno.readDirSync(d)) if (e.isFile && e.name.endsWith(".md")) c++;
       return c;
     };
     await measure("file writes (1 KiB body)", {
-      "baseline: raw update (stage, fsync, rename, dir fsync)": (i) => rawWrite(dir, path(i)),
+      "baseline: raw update (lstat, stage, fsync, rename, dir fsync)": (i) =>
+        rawWrite(dir, path(i)),
       "library: store.update": (i) => store.update(KEYS[i % KEYS.length]!, DESCRIPTION, BODY),
-      "serializeEntry (YAML stringify)": () => serializeEntry(DESCRIPTION, BODY),
-      "count for capacity: readDir of 64 entries": () => count(dir),
-      "count for capacity: readDir of 1,000 entries": () => count(big),
+      "serializeEntry": () => serializeEntry(DESCRIPTION, BODY),
+      "YAML stringify of the header (the fallback)": () =>
+        stringify({ description: DESCRIPTION }, { lineWidth: 0, minContentWidth: 0 }),
+      "a capacity count: readDirSync of 64 entries": () => count(dir),
+      "a capacity count: readDirSync of 1,000 entries": () => count(big),
       "library: store.create of a new key (64+ keys)": async () => {
         const key = fresh();
         await store.create(key, DESCRIPTION, BODY);
-        await Deno.remove(`${dir}/${key}.md`);
+        Deno.removeSync(`${dir}/${key}.md`);
       },
       "baseline: raw create of a new key (64+ keys)": async () => {
         const key = fresh();
         await rawWrite(dir, `${dir}/${key}.md`, true);
-        await Deno.remove(`${dir}/${key}.md`);
+        Deno.removeSync(`${dir}/${key}.md`);
       },
     });
     await Deno.remove(big, { recursive: true });
@@ -136,18 +138,19 @@ async function fileCases(): Promise<void> {
 }
 
 async function rawWrite(dir: string, path: string, create = false): Promise<void> {
+  if (!create) Deno.lstatSync(path);
   const temp = `${dir}/.t${crypto.randomUUID()}.tmp`;
-  const f = await Deno.open(temp, { write: true, createNew: true });
-  await f.write(ENTRY);
+  const f = Deno.openSync(temp, { write: true, createNew: true });
+  f.writeSync(ENTRY);
   await f.sync();
   f.close();
   if (create) {
-    await Deno.link(temp, path);
-    await Deno.remove(temp);
+    Deno.linkSync(temp, path);
+    Deno.removeSync(temp);
   } else {
-    await Deno.rename(temp, path);
+    Deno.renameSync(temp, path);
   }
-  const d = await Deno.open(dir, { read: true });
+  const d = Deno.openSync(dir, { read: true });
   await d.sync();
   d.close();
 }
