@@ -85,7 +85,6 @@ export function openFileRaw(dir: string, entries: Entries): Target {
     async read(key) {
       return entries.isWrittenBytes(readNoFollow(path(key)));
     },
-    // deno-lint-ignore require-await
     async delete(key) {
       if (!lstatOrNull(path(key))?.isFile) return false;
       try {
