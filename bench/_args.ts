@@ -43,7 +43,7 @@ latency percentiles, conflicts, retries and the speed targets. Invariants are ch
 runs; a broken one makes the exit status non-zero.
 
   --processes N        worker processes for the main runs (default 4)
-  --ops N              update/read/counter operations per process, split by --mix (default 300)
+  --ops N              update/read/counter operations per process, split by --mix (default 1500)
   --keys N             key-space size: shared keys (contended) or keys per process (disjoint);
                        create and delete visit every key once per process (default 64)
   --keyspace K         contended, disjoint or both (default both)
@@ -58,7 +58,7 @@ runs; a broken one makes the exit status non-zero.
   --list-value-sizes L body sizes of those entries, one listing benchmark each
                        (default 1024,65536)
   --list-reps N        timed listings per method (default 5)
-  --warmup N           untimed operations of each kind per worker and target (default 20)
+  --warmup N           untimed operations of each kind per worker and target (default 200)
   --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
   --dir PATH           parent of the shared directories (default: a new temp directory)
   --json PATH          write every measurement and the summary as JSON
@@ -129,7 +129,7 @@ export function parseConfig(args: string[]): Config | "help" {
   const mixText = values.mix ?? "create,update=2,read=2,counter=1,delete";
   const config: Config = {
     processes,
-    ops: int("ops", values.ops, quick ? 30 : 300),
+    ops: int("ops", values.ops, quick ? 30 : 1500),
     keys,
     keyspaces: keyspaces === "both" ? ["contended", "disjoint"] : [keyspaces as Keyspace],
     valueSize: int("value-size", values["value-size"], 1024, 0),
@@ -144,7 +144,7 @@ export function parseConfig(args: string[]): Config | "help" {
       int("list-value-sizes", s.trim(), 0, 0)
     ),
     listReps: int("list-reps", values["list-reps"], quick ? 1 : 5),
-    warmup: int("warmup", values.warmup, quick ? 3 : 20, 0),
+    warmup: int("warmup", values.warmup, quick ? 3 : 200, 0),
     servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     dir: values.dir,
     json: values.json,

@@ -77,6 +77,9 @@ export interface RatioRow {
   readonly target: TargetName;
   readonly baseline: TargetName;
   readonly ratio: number;
+  /** The lowest and highest per-trial ratio: how much the machine's noise moves one trial. */
+  readonly min: number;
+  readonly max: number;
   readonly trials: number;
 }
 
@@ -217,6 +220,8 @@ function ratioRows(runs: readonly RunRecord[]): RatioRow[] {
               target,
               baseline,
               ratio: median(perTrial),
+              min: Math.min(...perTrial),
+              max: Math.max(...perTrial),
               trials: perTrial.length,
             });
           }
@@ -290,7 +295,9 @@ function targetRows(
       }
       rows.push({
         goal,
-        measured: found.map((r) => `${r.ratio.toFixed(2)}x (${r.keyspace})`).join(", "),
+        measured: found.map((r) =>
+          `${r.ratio.toFixed(2)}x (${r.keyspace}; trials ${r.min.toFixed(2)}–${r.max.toFixed(2)})`
+        ).join(", "),
         met: found.every((r) => r.ratio >= MIN_RATIO),
       });
     }

@@ -23,6 +23,8 @@ import { openLibraryJetStream } from "./_library.ts";
 import { readLines } from "./_pool.ts";
 import { mulberry32 } from "./_stats.ts";
 
+const WARMUP_KEYS = 32;
+
 const ENCODER = new TextEncoder();
 
 interface State {
@@ -156,13 +158,19 @@ async function warmUp(state: State, name: TargetName): Promise<void> {
     await Deno.mkdir(dir, { recursive: true });
   }
   const target = await open(state, name, dir, isFile ? undefined : warmup.bucket);
-  const keys = Array.from({ length: warmupOps }, (_, i) => `warm-${name}-${index}-${i}`);
+  // Few keys, visited often: up to 8 workers warm up in one bucket at once, and their keys
+  // together must stay well inside the store's capacity.
+  const keys = Array.from(
+    { length: Math.min(warmupOps, WARMUP_KEYS) },
+    (_, i) => `warm-${name}-${index}-${i}`,
+  );
+  const cycle = (i: number) => keys[i % keys.length] as string;
   const c = { exists: 0, stale: 0, retries: 0 };
   try {
     for (const key of keys) await target.create(key);
-    for (const key of keys) await target.update(key, c);
+    for (let i = 0; i < warmupOps; i++) await target.update(cycle(i), c);
     if (TRAITS[name].readsAndDeletes) {
-      for (const key of keys) await target.read(key);
+      for (let i = 0; i < warmupOps; i++) await target.read(cycle(i));
       if (TRAITS[name].counter) {
         const counter = `warm-${name}-${index}-counter`;
         await target.seed([counter], "0", 0);
