@@ -7,6 +7,13 @@ import process from "node:process";
 import { parse } from "yaml";
 
 const EMPTY_ENV: Record<string, string> = Object.freeze({}) as Record<string, string>;
+// Deno's permission errors, looked up without naming the global: Node and Bun have no `Deno`.
+type ErrorClass = abstract new (...args: never[]) => Error;
+const PERMISSION_ERRORS: readonly ErrorClass[] = (() => {
+  const errors = (globalThis as { Deno?: { errors?: Record<string, ErrorClass | undefined> } })
+    .Deno?.errors;
+  return [errors?.NotCapable, errors?.PermissionDenied].filter((c) => c !== undefined);
+})();
 const OPTIONS = {
   schema: "core",
   maxAliasCount: 0,
@@ -25,7 +32,7 @@ export function parseYaml(text: string): { value: unknown } | undefined {
   try {
     return { value: parse(text, OPTIONS) };
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) throw e;
+    if (PERMISSION_ERRORS.some((c) => e instanceof c)) throw e;
     return undefined;
   } finally {
     process.env = env;
