@@ -1,0 +1,148 @@
+// `deno task build:npm [outDir]`: builds the npm package `@agentmem/memory` for Node and Bun from
+// mod.ts: one ESM bundle and one bundled declaration file made by tsdown (rolldown, with tsc for
+// the types), a package.json whose dependencies are exactly the npm modules mod.ts imports at the
+// versions pinned in deno.json, and the README and LICENSE. The JSR publish is unaffected.
+
+import { build } from "tsdown";
+import "typescript"; // tsdown's peer for the declarations; imported so Deno resolves this pin
+
+const ROOT = new URL("../", import.meta.url);
+const ENTRY = "mod.ts";
+const JS = "index.mjs";
+const TYPES = "index.d.mts";
+/** The oldest Node release the package is tested on (tests/runtimes_test.ts). */
+const NODE_ENGINE = ">=22";
+
+interface DenoConfig {
+  readonly name: string;
+  readonly version: string;
+  readonly license: string;
+  readonly imports: Record<string, string>;
+}
+
+/** Builds the package into `outDir` (emptied first) and returns its package.json. */
+export async function buildNpm(outDir: string): Promise<Record<string, unknown>> {
+  const root = fromFileUrl(ROOT);
+  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as DenoConfig;
+  const dependencies = await runtimeDependencies(root, config);
+  await Deno.remove(outDir, { recursive: true }).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  await build({
+    cwd: root,
+    config: false,
+    logLevel: "warn",
+    entry: { index: `${root}${ENTRY}` },
+    outDir,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    sourcemap: false,
+    clean: false,
+    deps: { neverBundle: [/^node:/, ...Object.keys(dependencies).map(exact)] },
+    dts: {
+      tsconfig: false,
+      compilerOptions: {
+        allowImportingTsExtensions: true,
+        strict: true,
+        skipLibCheck: true,
+        lib: ["es2023", "dom"],
+      },
+    },
+  });
+  for (const file of [JS, TYPES]) {
+    if (!(await exists(`${outDir}/${file}`))) throw new Error(`tsdown wrote no ${file}`);
+  }
+  const pkg = {
+    name: config.name,
+    version: config.version,
+    description:
+      "A durable memory for LLM agent harnesses: file and NATS JetStream backends, model-facing tools",
+    license: config.license,
+    type: "module",
+    exports: { ".": { types: `./${TYPES}`, default: `./${JS}` } },
+    main: `./${JS}`,
+    types: `./${TYPES}`,
+    files: [JS, TYPES, "README.md", "LICENSE"],
+    engines: { node: NODE_ENGINE },
+    keywords: ["llm", "agent", "memory", "nats", "jetstream", "deno", "bun"],
+    dependencies,
+  };
+  await Deno.writeTextFile(`${outDir}/package.json`, JSON.stringify(pkg, null, 2) + "\n");
+  await Deno.copyFile(`${root}README.md`, `${outDir}/README.md`);
+  await Deno.copyFile(`${root}LICENSE`, `${outDir}/LICENSE`);
+  const leftovers = denoGlobalUses(await Deno.readTextFile(`${outDir}/${JS}`));
+  if (leftovers.length > 0) {
+    console.error(
+      `warning: ${JS} still uses the Deno global on ${leftovers.length} lines ` +
+        `(first: ${leftovers[0]}); those paths fail on Node and Bun`,
+    );
+  }
+  return pkg;
+}
+
+// The npm modules mod.ts imports (as Deno's module graph records them, type-only imports
+// included, since the declarations name them), each at the version deno.json pins.
+async function runtimeDependencies(
+  root: string,
+  config: DenoConfig,
+): Promise<Record<string, string>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", ENTRY],
+    cwd: root,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`deno info ${ENTRY} failed`);
+  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    modules: { specifier: string }[];
+  };
+  const deps: Record<string, string> = {};
+  for (const { specifier } of graph.modules) {
+    const m = /^npm:\/?((?:@[^/@]+\/)?[^/@]+)@([^/]+)/.exec(specifier);
+    if (!m) continue;
+    const [, name, version] = m as unknown as [string, string, string];
+    const pinned = config.imports[name];
+    if (pinned !== `npm:${name}@${version}`) {
+      throw new Error(`${ENTRY} imports ${name}@${version}, but deno.json pins ${pinned}`);
+    }
+    deps[name] = version;
+  }
+  return Object.fromEntries(Object.entries(deps).sort(([a], [b]) => a < b ? -1 : 1));
+}
+
+// Lines of the bundle, outside comments, that name the Deno global.
+function denoGlobalUses(js: string): string[] {
+  return js.split("\n")
+    .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
+    .filter((line) => /(?<![.\w$])Deno\./.test(line))
+    .map((line) => line.trim());
+}
+
+function exact(name: string): RegExp {
+  return new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}(?:/.*)?$`);
+}
+
+function fromFileUrl(url: URL): string {
+  return decodeURIComponent(url.pathname);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (import.meta.main) {
+  const arg = Deno.args[0];
+  const outDir = arg === undefined
+    ? `${fromFileUrl(ROOT)}npm`
+    : arg.startsWith("/")
+    ? arg
+    : `${Deno.cwd()}/${arg}`;
+  const pkg = await buildNpm(outDir);
+  console.log(`built ${pkg.name}@${pkg.version} in ${outDir}`);
+}
