@@ -20,6 +20,7 @@ import {
   TooLargeError,
   UnavailableError,
 } from "../mod.ts";
+import { test as registerTest, type TestOptions } from "./_test_api.ts";
 
 /** A fresh, empty store and how to dispose of it. */
 export interface Fixture {
@@ -37,8 +38,8 @@ export interface ConformanceOptions {
   readonly enforcesReadBeforeUpdate: boolean;
   /** Opens a fresh, empty store. */
   readonly open: () => Promise<Fixture>;
-  /** Options passed to every `Deno.test` (to skip when a server is missing, say). */
-  readonly testOptions?: Partial<Deno.TestDefinition>;
+  /** Options passed to every test (to skip when a server is missing, say); see _test_api.ts. */
+  readonly testOptions?: TestOptions;
 }
 
 export const BAD_KEYS: readonly string[] = [
@@ -71,7 +72,7 @@ const MAX_CONTENT = "x".repeat(MAX_CONTENT_BYTES - 4) + "\u{1F600}";
 export function conformance(options: ConformanceOptions): void {
   const { backend, enforcesReadBeforeUpdate } = options;
   const test = (name: string, fn: (f: Fixture) => Promise<void>) =>
-    Deno.test({
+    registerTest({
       name: `[${backend}] ${name}`,
       sanitizeResources: false,
       sanitizeOps: false,
