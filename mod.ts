@@ -93,7 +93,12 @@ export {
   type ToolRunOptions,
   type ToolSpec,
 } from "./tools/tool.ts";
-export { memoryTools, type MemoryToolsOptions } from "./tools/memory_tools.ts";
+export {
+  DEFAULT_LIST_CHARS,
+  memoryTools,
+  type MemoryToolsOptions,
+  MIN_LIST_CHARS,
+} from "./tools/memory_tools.ts";
 export {
   DEFAULT_NOTE_CHARS,
   memorySystemNote,

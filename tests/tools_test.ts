@@ -278,18 +278,16 @@ Deno.test("memory tools refuse arguments of the wrong shape without touching the
     [t.memory_write!, { ...NAME, content: null }, /field "content" must be a string, got null/],
     [t.memory_write!, { ...NAME, content: ["a"] }, /got an array/],
     [t.memory_write!, { ...NAME, overwrite: "true" }, /field "overwrite" must be a boolean/],
-    [
-      t.memory_write!,
-      { ...NAME, overwrite: null },
-      /field "overwrite" must be a boolean, got null/,
-    ],
+    [t.memory_write!, { ...NAME, overwrite: 1 }, /field "overwrite" must be a boolean/],
     [t.memory_write!, { ...NAME, extra: 1 }, /unknown field "extra"/],
     [t.memory_write!, inherits, /must be a JSON object, got an object/],
     [t.memory_read!, proto, /unknown field "__proto__"/],
     [t.memory_read!, { key: "k", constructor: "x" }, /unknown field "constructor"/],
     [t.memory_read!, { key: { toString: "k" } }, /must be a string, got an object/],
     [t.memory_delete!, { key: 1e308 }, /must be a string/],
-    [t.memory_list!, { prefix: "a" }, /unknown field "prefix"\. memory_list takes no arguments/],
+    [t.memory_list!, { start: "a" }, /unknown field "start"\. memory_list takes \{"prefix"\?/],
+    [t.memory_list!, { prefix: 1 }, /field "prefix" must be a string, got the number 1/],
+    [t.memory_list!, { after: false }, /field "after" must be a string/],
     [t.memory_list!, [], /got an array/],
   ];
   for (const [tool, input, message] of cases) {

@@ -57,7 +57,9 @@ export function checkArgs(
   }
   const args: Record<string, unknown> = Object.create(null);
   for (const [name, field] of Object.entries(fields)) {
-    const present = Object.hasOwn(input, name);
+    // An optional field sent as null is omitted: OpenAI's strict mode makes every field
+    // required and has the model send null for one it leaves out.
+    const present = Object.hasOwn(input, name) && !(input[name] === null && !field.required);
     const value = present ? input[name] : undefined;
     if (!present) {
       if (field.required) problems.push(`missing field "${name}"`);

@@ -1,0 +1,158 @@
+// The frame every memory tool shares: the run's context, argument checking, the span, and the
+// outcome recorded on it. Each tool supplies only its fields and a handler.
+
+import type { Span } from "@opentelemetry/api";
+import type { Scope } from "../store/scope.ts";
+import type { CallOptions, Store } from "../store/types.ts";
+import { LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { withSpan } from "../store/_telemetry.ts";
+import {
+  defineTool,
+  type Tool,
+  type ToolInputSchema,
+  type ToolResult,
+  type ToolRunOptions,
+} from "./tool.ts";
+import { checkArgs, type Fields } from "./_args.ts";
+import { DELETE, WRITE } from "./_names.ts";
+
+/** What every memory tool of one run shares. */
+export interface Context {
+  readonly store: Store;
+  readonly backend: string;
+  readonly scope: Scope | null;
+  readonly readOnly: boolean;
+  /** The most characters one memory_list result takes. */
+  readonly listMaxChars: number;
+}
+
+// What a handler resolves to: the result, and the outcome recorded on the span.
+export interface Outcome {
+  readonly isError: boolean;
+  readonly content: string;
+  readonly outcome: string;
+}
+
+export function ok(content: string): Outcome {
+  return { isError: false, content, outcome: "ok" };
+}
+
+export function refuse(outcome: string, content: string): Outcome {
+  return { isError: true, content, outcome };
+}
+
+export interface Definition {
+  readonly name: string;
+  readonly description: string;
+  readonly fields: Fields;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly handle: (args: Record<string, unknown>, call: CallOptions) => Promise<Outcome>;
+}
+
+export function memoryTool(ctx: Context, def: Definition): Tool {
+  const required = Object.keys(def.fields).filter((k) => def.fields[k]?.required);
+  const inputSchema: ToolInputSchema = {
+    type: "object",
+    properties: def.properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+  const unchanged = def.name === WRITE
+    ? " Nothing was written."
+    : def.name === DELETE
+    ? " Nothing was deleted."
+    : "";
+  // The span wraps the whole call, JSON parsing and the total-run guard of defineTool included,
+  // so a call refused before it reaches the handler is traced too. The handler reports its
+  // outcome and the key through a per-call record found by the options object it is handed.
+  const tool = defineTool({
+    name: def.name,
+    description: def.description,
+    inputSchema,
+    expose: {},
+    run: async (input: unknown, opts?: ToolRunOptions) => {
+      const call = opts === undefined ? undefined : CALLS.get(opts);
+      // Until the handler answers, a failure is an internal one; a call that never gets here had
+      // arguments that were not JSON.
+      if (call !== undefined) call.outcome = "error";
+      const args = checkArgs(def.name, input, def.fields);
+      const outcome = typeof args === "string"
+        ? refuse("invalid_arguments", `Refused: ${args}.${unchanged}`)
+        : await handle(ctx, def, args, call);
+      if (call !== undefined) call.outcome = outcome.outcome;
+      return outcome;
+    },
+  });
+  const run = (input: unknown, opts?: ToolRunOptions) => {
+    const signal = opts?.signal instanceof AbortSignal ? opts.signal : undefined;
+    const toolCallId = typeof opts?.toolCallId === "string" ? opts.toolCallId : undefined;
+    const callOpts: ToolRunOptions = signal === undefined ? {} : { signal };
+    return withSpan(
+      `execute_tool ${def.name}`,
+      {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": def.name,
+        "gen_ai.tool.type": "function",
+        ...(toolCallId === undefined ? {} : { "gen_ai.tool.call.id": toolCallId }),
+        "memory.backend": ctx.backend,
+        "memory.operation": def.name,
+      },
+      (span) => {
+        const call: CallRecord = { span, signal, outcome: undefined };
+        CALLS.set(callOpts, call);
+        return tool.run(input, callOpts).then((result) => ({ result, call }));
+      },
+      ({ result, call }) => call.outcome ?? (result.isError ? "invalid_arguments" : "ok"),
+    ).then(({ result }) => result, () => internalError(def.name));
+  };
+  return Object.freeze({ ...tool, run });
+}
+
+// One call's span, signal and outcome, keyed by the options object the call hands to defineTool.
+interface CallRecord {
+  readonly span: Span;
+  readonly signal: AbortSignal | undefined;
+  outcome: string | undefined;
+}
+
+const CALLS = new WeakMap<object, CallRecord>();
+
+function internalError(name: string): ToolResult {
+  return {
+    isError: true,
+    content: `The tool ${name} failed with an internal error. This is not caused by your ` +
+      `arguments; you may retry later or continue without it.`,
+  };
+}
+
+function handle(
+  ctx: Context,
+  def: Definition,
+  args: Record<string, unknown>,
+  call: CallRecord | undefined,
+): Promise<Outcome> {
+  const key = args.key;
+  if (typeof key === "string" && isLegalKey(key)) call?.span.setAttribute("memory.key", key);
+  const signal = call?.signal;
+  return def.handle(
+    args,
+    signal === undefined ? { scope: ctx.scope } : { scope: ctx.scope, signal },
+  );
+}
+
+function isLegalKey(key: string): boolean {
+  try {
+    validateKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const KEY_PROPERTY = {
+  type: "string",
+  minLength: 1,
+  maxLength: 200,
+  pattern: "^[A-Za-z0-9._=-]+$",
+  description: `The memory's key: ${LEGAL_KEY}. Example: "user.preferences".`,
+} as const;
