@@ -1,0 +1,56 @@
+// Creating a KV bucket the jetstream backend accepts: the operator's job, not the backend's (it
+// only binds). The settings are the ones the backend checks for: one value per key, no TTL, a max
+// value size that fits the largest entry and a write's headers.
+
+import type { NatsConnection } from "@nats-io/nats-core";
+import { JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+
+/** The settings of a new memory bucket. */
+export interface BucketSettings {
+  /** The bucket's name. */
+  readonly bucket: string;
+  /** Replicas: 1 on a single server, 3 (or 5) on a cluster. */
+  readonly replicas: number;
+  /** Where the server keeps it: `"file"` survives a restart, `"memory"` does not. */
+  readonly storage: "file" | "memory";
+  /** The max value size in bytes (at least `JETSTREAM_MIN_VALUE_SIZE`). */
+  readonly maxValueSize: number;
+}
+
+const STREAM_NOT_FOUND = 10059;
+
+/** The NATS CLI command that creates the same bucket. */
+export function natsKvAddCommand(s: BucketSettings): string {
+  return `nats kv add ${s.bucket} --history=1 --storage=${s.storage} --replicas=${s.replicas} --max-value-size=${s.maxValueSize}`;
+}
+
+/**
+ * Creates the bucket unless a bucket of that name exists, which is left as it is.
+ *
+ * @param nc A NATS connection (borrowed, never closed).
+ * @param s The settings.
+ * @param timeout Milliseconds each request may take.
+ * @returns `"created"`, or `"exists"` when the bucket was already there.
+ */
+export async function createJetStreamBucket(
+  nc: NatsConnection,
+  s: BucketSettings,
+  timeout = 5_000,
+): Promise<"created" | "exists"> {
+  const jsm = await jetstreamManager(nc, { timeout, checkAPI: false });
+  try {
+    await jsm.streams.info(`KV_${s.bucket}`);
+    return "exists";
+  } catch (e) {
+    if (!(e instanceof JetStreamApiError) || e.code !== STREAM_NOT_FOUND) throw e;
+  }
+  await new Kvm(jsm.jetstream()).create(s.bucket, {
+    history: 1,
+    ttl: 0,
+    replicas: s.replicas,
+    storage: s.storage === "memory" ? StorageType.Memory : StorageType.File,
+    maxValueSize: s.maxValueSize,
+  });
+  return "created";
+}
