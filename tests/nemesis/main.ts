@@ -1,0 +1,191 @@
+// `deno task nemesis`: a Jepsen-style run of the jetstream backend on a 3-node nats-server cluster
+// whose nodes live in network namespaces. Creates the namespaces, runs tests/nemesis/run.ts in the
+// hub namespace, removes every namespace (also on failure and on Ctrl-C) and prints a summary
+// whose last line is `nemesis: N ops, N indeterminate, N lost, N duplicated, N hung`.
+//
+//   deno task nemesis [--seed N] [--duration SECONDS] [--server-version 2.10.27|2.9.10]
+//                     [--nats-bin PATH] [--clients N] [--replicas N] [--timeout MS]
+//                     [--sync-always] [--keep DIR]
+
+import { passed, summaryLine, type Verdict } from "./checker.ts";
+import { canUseNamespaces, createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
+import type { Schedule } from "./nemesis.ts";
+import type { RunArgs, RunSummary } from "./run.ts";
+
+/** Where `.ci/nats-2.10.sh` puts nats-server 2.10.27. */
+export function nats210Path(): string {
+  const cache = Deno.env.get("AGENTMEM_CACHE") ??
+    `${Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? ""}/.cache`}/agentmem`;
+  return `${cache}/nats-2.10.27/root/usr/sbin/nats-server`;
+}
+
+/** The nats-server binary for a version: $NATS_SERVER_210 or the cache for 2.10.27, the system's for 2.9. */
+export function serverBinary(version: string): string | undefined {
+  const candidates = version.startsWith("2.10")
+    ? [Deno.env.get("NATS_SERVER_210"), nats210Path()]
+    : ["/usr/sbin/nats-server", "/usr/bin/nats-server"];
+  for (const path of candidates) {
+    if (!path) continue;
+    try {
+      const out = new Deno.Command(path, { args: ["--version"], stdout: "piped" }).outputSync();
+      if (out.success && new TextDecoder().decode(out.stdout).includes(`v${version}`)) return path;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** What a run takes. */
+export interface NemesisOptions {
+  readonly seed: number;
+  readonly durationMs: number;
+  readonly bin: string;
+  readonly clients?: number;
+  readonly replicas?: number;
+  readonly timeout?: number;
+  readonly marginMs?: number;
+  readonly syncAlways?: boolean;
+  readonly schedule?: Schedule;
+  /** Keep the history here instead of a temp directory that is removed. */
+  readonly keep?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** What a run found. */
+export interface NemesisResult {
+  readonly verdict: Verdict;
+  readonly faults: readonly string[];
+  readonly error?: string;
+  /** The summary, last line `nemesis: N ops, ...`. */
+  readonly lines: readonly string[];
+}
+
+const LONG: Schedule = { holdMs: [3_000, 10_000], healMs: [3_000, 8_000] };
+
+/** Runs the nemesis once; removes every namespace it made whatever happens. Needs root. */
+export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResult> {
+  const log = o.log ?? ((l: string) => console.log(l));
+  const dir = o.keep ?? await Deno.makeTempDir({ prefix: "agentmem-nemesis-" });
+  await Deno.mkdir(dir, { recursive: true });
+  let ns: Namespaces | undefined;
+  const onSignal = () => {
+    (ns?.remove() ?? Promise.resolve()).finally(() => Deno.exit(130));
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  try {
+    ns = await createNamespaces(3);
+    const args: RunArgs = {
+      seed: o.seed,
+      durationMs: o.durationMs,
+      bin: o.bin,
+      nodes: ns.nodes,
+      dir,
+      clients: o.clients ?? 6,
+      replicas: o.replicas ?? 3,
+      timeout: o.timeout ?? 2_000,
+      marginMs: o.marginMs ?? 2_000,
+      syncAlways: o.syncAlways ?? false,
+      schedule: o.schedule ?? LONG,
+    };
+    const [cmd, cmdArgs] = inNamespace(ns.hub, Deno.execPath(), [
+      "run",
+      "--allow-all",
+      new URL("./run.ts", import.meta.url).pathname,
+      JSON.stringify(args),
+    ]);
+    const child = new Deno.Command(cmd, {
+      args: cmdArgs,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .spawn();
+    // Bounded: the run ends by itself well within this; past it, it is killed.
+    const limit = setTimeout(() => child.kill("SIGKILL"), o.durationMs + 300_000);
+    const forward = async (s: ReadableStream<Uint8Array>) => {
+      let rest = "";
+      for await (const chunk of s.pipeThrough(new TextDecoderStream())) {
+        const parts = (rest + chunk).split("\n");
+        rest = parts.pop() ?? "";
+        for (const line of parts) log(line);
+      }
+      if (rest) log(rest);
+    };
+    await Promise.all([forward(child.stdout), forward(child.stderr), child.status]);
+    clearTimeout(limit);
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/summary.json`)) as RunSummary;
+    const v = summary.verdict;
+    const counts = new Map<string, number>();
+    for (const f of summary.faults) counts.set(f, (counts.get(f) ?? 0) + 1);
+    const lines = [
+      `nemesis: seed ${o.seed}, ${args.clients} clients, R${args.replicas}, ${
+        o.durationMs / 1000
+      } s, deadline ${args.timeout} ms (+${args.marginMs} ms margin), history ${
+        o.keep ? dir : "(removed)"
+      }`,
+      `nemesis: faults ${[...counts].map(([f, n]) => `${f} x${n}`).join(", ") || "none"}`,
+      `nemesis: failed reads ${v.failedReads}, typed refusals ${v.refused}, stale reads ${v.staleReads}, resurrected ${v.resurrected}, phantom ${v.phantom}, untyped ${v.untyped}, slowest call ${v.slowestMs} ms`,
+      ...v.examples.map((e) => `nemesis:   ${e}`),
+      ...(summary.error ? [`nemesis: RUN ERROR: ${summary.error}`] : []),
+      summaryLine(v),
+    ];
+    return {
+      verdict: v,
+      faults: summary.faults,
+      lines,
+      ...(summary.error ? { error: summary.error } : {}),
+    };
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onSignal);
+    await ns?.remove();
+    if (!o.keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+function flag(name: string): string | undefined {
+  const i = Deno.args.indexOf(`--${name}`);
+  if (i >= 0) return Deno.args[i + 1];
+  const eq = Deno.args.find((a) => a.startsWith(`--${name}=`));
+  return eq?.slice(name.length + 3);
+}
+
+async function cli(): Promise<number> {
+  const version = flag("server-version") ?? "2.10.27";
+  const bin = flag("nats-bin") ?? serverBinary(version);
+  const ci = Deno.env.get("CI") === "true";
+  if (bin === undefined) {
+    console.error(
+      `nemesis: no nats-server ${version} found; run .ci/nats-2.10.sh (or pass --nats-bin)`,
+    );
+    return 1;
+  }
+  if (!canUseNamespaces()) {
+    console.error(
+      `nemesis: SKIPPED: creating network namespaces needs root (ip netns)${
+        ci ? "; this is a failure under CI=true" : ""
+      }`,
+    );
+    return ci ? 1 : 0;
+  }
+  const seed = Number(flag("seed") ?? Math.floor(Math.random() * 1e9));
+  const num = (name: string) => flag(name) === undefined ? undefined : Number(flag(name));
+  const keep = flag("keep");
+  const r = await runNemesisCluster({
+    seed,
+    durationMs: (num("duration") ?? 600) * 1000,
+    bin,
+    syncAlways: Deno.args.includes("--sync-always"),
+    ...(num("clients") === undefined ? {} : { clients: num("clients") as number }),
+    ...(num("replicas") === undefined ? {} : { replicas: num("replicas") as number }),
+    ...(num("timeout") === undefined ? {} : { timeout: num("timeout") as number }),
+    ...(keep === undefined ? {} : { keep }),
+  });
+  console.log(`nemesis: nats-server ${version} (${bin})`);
+  for (const line of r.lines) console.log(line);
+  return passed(r.verdict) && r.error === undefined ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await cli());
