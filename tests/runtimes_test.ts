@@ -1,0 +1,200 @@
+// The npm package under Node 22, Node 24 and Bun. Builds the package once (or takes the prebuilt
+// one in $AGENTMEM_NPM_DIR), installs its `npm pack` tarball into an empty project, and runs there,
+// as real processes of each runtime, the file and jetstream conformance suites (each case reported
+// here as a step) and a create race between processes; then one race between a Deno, a Node and a
+// Bun process over one directory. A missing runtime fails under CI=true and is skipped loudly
+// elsewhere (.ci/run installs them; see tests/_runtimes/_runtimes.ts).
+
+import assert from "node:assert/strict";
+import type { Prepared } from "./_runtimes/prepare.ts";
+import { denoRacer, race, type Racer } from "./_runtimes/_race.ts";
+import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes/_runtimes.ts";
+import { LineProcess } from "./_runtimes/_spawn.ts";
+import type { TestRecord } from "./_test_api.ts";
+import { needsNats, startNatsServer } from "./_nats_server.ts";
+
+const CI = Deno.env.get("CI") === "true";
+const PREPARE = new URL("./_runtimes/prepare.ts", import.meta.url).pathname;
+const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+const RACE_KEYS = Array.from({ length: 60 }, (_, i) => `race.k${i}`);
+const found = new Map(RUNTIMES.map((spec) => [spec.name, findRuntime(spec)]));
+const missing = RUNTIMES.filter((spec) => found.get(spec.name) === undefined);
+if (missing.length > 0 && !CI) {
+  console.error(
+    `\n%c!!! SKIPPING the npm package tests on ${missing.map((s) => s.name).join(", ")}: ` +
+      `not installed. ${missing.map(installHint).join("; ")} !!!\n`,
+    "color: red; font-weight: bold",
+  );
+}
+
+let prepared: Promise<Prepared> | undefined;
+let work: string | undefined;
+globalThis.addEventListener("unload", () => {
+  if (work !== undefined) Deno.removeSync(work, { recursive: true });
+});
+
+/** The built package installed in an empty project with the bundled entries, made once. */
+function project(): Promise<Prepared> {
+  return prepared ??= (async () => {
+    work = await Deno.makeTempDir({ prefix: "agentmem-runtimes-" });
+    const prebuilt = Deno.env.get("AGENTMEM_NPM_DIR");
+    const p = new LineProcess(Deno.execPath(), [
+      "run",
+      "--allow-all",
+      "--config",
+      CONFIG,
+      PREPARE,
+      work,
+      ...(prebuilt ? [prebuilt] : []),
+    ]);
+    const { code, stderr } = await p.done;
+    const out = p.lines.at(-1) as Prepared | undefined;
+    if (code !== 0 || out?.app === undefined) {
+      throw new Error(`preparing the npm package failed (${code}):\n${stderr.slice(-3000)}`);
+    }
+    return out;
+  })();
+}
+
+/** The runtime, or a failure naming how to install it (under CI, where it may not be skipped). */
+function runtime(name: string): Runtime {
+  const rt = found.get(name);
+  if (rt === undefined) {
+    const spec = RUNTIMES.find((s) => s.name === name)!;
+    throw new Error(`${name} is not installed: ${installHint(spec)}`);
+  }
+  return rt;
+}
+
+/** Runs a bundled entry under `rt` and reports each of its tests as a step. */
+async function runEntry(
+  t: Deno.TestContext,
+  rt: Runtime,
+  entry: string,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const { app } = await project();
+  const p = new LineProcess(rt.bin, [`${app}/${entry}.mjs`], { cwd: app, env });
+  const { code, stderr } = await p.done;
+  const records = p.lines.filter((l): l is TestRecord & typeof l => l.t === "test");
+  assert.ok(records.length > 0, `${entry} ran no test under ${rt.printed} (${code}):\n${stderr}`);
+  for (const r of records) {
+    await t.step({
+      name: r.name,
+      ignore: r.status === "skipped",
+      fn: () => {
+        if (r.status === "failed") throw new Error(`under ${rt.name} ${rt.printed}:\n${r.error}`);
+      },
+    });
+  }
+  const failed = records.filter((r) => r.status === "failed").length;
+  assert.equal(code === 0, failed === 0, `exit code ${code} with ${failed} failed:\n${stderr}`);
+}
+
+function test(
+  name: string,
+  runtimes: readonly string[],
+  fn: (t: Deno.TestContext) => Promise<void>,
+) {
+  Deno.test({
+    name,
+    ignore: !CI && runtimes.some((n) => found.get(n) === undefined),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn,
+  });
+}
+
+Deno.test({
+  name: "[npm] the package declares exactly the runtime dependencies, at deno.json's pins",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const { app, packageJson } = await project();
+    const imports = JSON.parse(await Deno.readTextFile(CONFIG)).imports as Record<string, string>;
+    const expected = [
+      "@nats-io/jetstream",
+      "@nats-io/kv",
+      "@nats-io/nats-core",
+      "@opentelemetry/api",
+      "yaml",
+    ];
+    assert.deepEqual(
+      packageJson.dependencies,
+      Object.fromEntries(expected.map((n) => [n, imports[n]!.slice(`npm:${n}@`.length)])),
+    );
+    assert.equal(packageJson.name, "@agentmem/memory");
+    const installed = `${app}/node_modules/@agentmem/memory`;
+    for (const file of ["package.json", "index.mjs", "index.d.mts", "README.md", "LICENSE"]) {
+      assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
+    }
+  },
+});
+
+for (const spec of RUNTIMES) {
+  const name = spec.name;
+  test(
+    `[${name}] file conformance suite against the installed npm package`,
+    [name],
+    (t) => runEntry(t, runtime(name), "file_conformance"),
+  );
+
+  Deno.test({
+    name: `[${name}] jetstream conformance suite against a private nats-server`,
+    ignore: (!CI && found.get(name) === undefined) || needsNats().ignore,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async (t) => {
+      const rt = runtime(name);
+      await project();
+      await using server = await startNatsServer();
+      await runEntry(t, rt, "jetstream_conformance", { NATS_URL: server.url });
+    },
+  });
+
+  test(
+    `[${name}] three ${name} processes race create() of the same keys: one winner each`,
+    [name],
+    async () => {
+      const rt = runtime(name);
+      const { app } = await project();
+      const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
+      try {
+        const racers: Racer[] = [1, 2, 3].map((i) => ({
+          id: `${name}-${i}`,
+          cmd: rt.bin,
+          args: [`${app}/race_worker.mjs`],
+          cwd: app,
+        }));
+        const wins = await race(dir, RACE_KEYS, racers);
+        console.log(`wins: ${JSON.stringify(wins)}`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
+}
+
+test(
+  "[deno+node+bun] a Deno, a Node 22, a Node 24 and a Bun process race create() of the same keys in one directory: one winner each",
+  RUNTIMES.map((s) => s.name),
+  async () => {
+    const { app } = await project();
+    const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
+    try {
+      const racers: Racer[] = [
+        denoRacer("deno", dir),
+        ...RUNTIMES.map((spec) => ({
+          id: spec.name,
+          cmd: runtime(spec.name).bin,
+          args: [`${app}/race_worker.mjs`],
+          cwd: app,
+        })),
+      ];
+      const wins = await race(dir, RACE_KEYS, racers);
+      console.log(`wins: ${JSON.stringify(wins)}`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
