@@ -1,0 +1,342 @@
+// The jetstream backend's operations over a bound bucket: reads, revision-checked writes, deletes
+// that leave no marker, the exact capacity check, and every call's deadline.
+
+import type { KV, KvEntry } from "@nats-io/kv";
+import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../store/errors.ts";
+import { parseEntry, serializeValid } from "../store/serialize.ts";
+import type { Entry, Info, Item } from "../store/types.ts";
+import { checkCapacity, type ValidWrite } from "../store/validate.ts";
+import type { BackendOps, Call } from "../store/_store.ts";
+import { quote } from "../store/_text.ts";
+import { CapacityBound } from "./_jetstream_capacity.ts";
+import {
+  BACKEND,
+  checkRevision,
+  Deadline,
+  exists,
+  isWrongLastSequence,
+  PREFIX,
+  reason,
+  withAbort,
+  withDeadline,
+} from "./_jetstream_errors.ts";
+import { count, headerDescription, type Keyspace, scan } from "./_jetstream_scan.ts";
+import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./_jetstream_wire.ts";
+import { publish, publishDelete, purgeMarker } from "./_jetstream_write.ts";
+import { isPermissionDenied } from "./_jetstream_bind.ts";
+
+// A conditional write that loses a race re-reads and retries; a key that changes this often
+// between a read and a write is reported as unavailable rather than retried forever.
+const MAX_CAS_ATTEMPTS = 8;
+const ENCODER = new TextEncoder();
+
+/** What the backend works with, all of it checked at open. */
+export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
+  readonly prefix: string;
+  readonly readBeforeUpdate: boolean;
+  readonly kv: KV;
+  /** The stream's max message size (-1: unlimited). */
+  readonly maxMsgSize: number;
+  /** Whether deletes may purge their marker (the connection holds the purge permission). */
+  readonly purge: boolean;
+  /** Told once when a purge is refused after all and deletes fall back to markers. */
+  readonly warn: (message: string) => void;
+}
+
+type Op = "list" | "read" | "create" | "update" | "delete";
+
+/** One key's latest message: a live entry or a delete marker. */
+interface Latest {
+  readonly live: boolean;
+  readonly revision: number;
+}
+
+/** The jetstream backend's raw operations. */
+export class JetStreamBackend implements BackendOps {
+  readonly info: Info;
+  readonly #c: BackendConfig;
+  readonly #ks: Keyspace;
+  // The Scope namespace: bucket instance (its stream's creation time) and prefix, so a revision
+  // recorded here never authorizes a write in another store, nor in this bucket once it has been
+  // deleted and created again.
+  readonly #ns: string;
+  // The key's prefix inside the bucket ("alice." or "").
+  readonly #keyPrefix: string;
+  readonly #capacity = new CapacityBound();
+  #purge: boolean;
+
+  constructor(config: BackendConfig) {
+    this.#c = config;
+    const { bucket, prefix } = config;
+    this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
+    this.#ns = `${BACKEND}:${bucket}@${config.created}/${prefix}`;
+    this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
+    this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
+    this.#purge = config.purge;
+  }
+
+  list(call: Call): Promise<Item[]> {
+    return this.#run("list", undefined, call, async (d) => {
+      const { latest } = await scan(this.#ks, d);
+      const items: Item[] = [];
+      for (const [key, entry] of latest) {
+        // Listed when its header parses, as the file backend lists from headers alone.
+        const description = headerDescription(entry.value, key);
+        if (description !== undefined) items.push({ key, description });
+      }
+      return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    });
+  }
+
+  // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
+  // can abort.
+  async read(key: string, call: Call): Promise<Entry> {
+    const work = this.#c.kv.get(this.#keyPrefix + key);
+    let e: KvEntry | null;
+    try {
+      e = await (call.signal === undefined
+        ? work
+        : withAbort(work, call.signal, (cause) =>
+          this.#aborted("read", key, cause)));
+    } catch (err) {
+      throw this.#failure("read", key, err);
+    }
+    if (e === null || isMarker(e)) {
+      throw new NotFoundError(
+        `${PREFIX} Cannot read memory ${quote(key)}: no memory has this key`,
+        { key },
+      );
+    }
+    const entry = parseEntry(e.value, key);
+    if (call.scope !== null && !call.signal?.aborted) {
+      call.scope.record(this.#ns, key, checkRevision(e.revision));
+    }
+    return entry;
+  }
+
+  create(w: ValidWrite, call: Call): Promise<void> {
+    return this.#run("create", w.key, call, async (d) => {
+      const data = ENCODER.encode(serializeValid(w.description, w.content));
+      const subject = this.#ks.subjectPrefix + w.key;
+      // With a bound from this store's last count or write: one publish that holds only if
+      // nothing else was written to the stream since (see _jetstream_capacity.ts).
+      const bound = this.#capacity.usable();
+      if (bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES)) {
+        try {
+          const revision = await publish(this.#c, subject, data, {
+            revision: 0,
+            streamSeq: bound.seq,
+          }, d.left());
+          this.#capacity.wrote(bound, revision, 1);
+          this.#record(call, d, w.key, revision);
+          return;
+        } catch (e) {
+          if (!isWrongLastSequence(e)) throw e;
+        }
+      }
+      // Count, and look at the key, at once: a key that holds a memory costs one round trip.
+      const [counted, latest] = await Promise.all([count(this.#ks, d), this.#get(w.key)]);
+      this.#capacity.offer(counted);
+      if (latest?.live) throw exists(w.key);
+      if (bound !== undefined) this.#capacity.contended(true);
+      checkCapacity(counted.live, w.key);
+      // Expect nothing under the key; when a delete marker is there, expect that marker.
+      let expected = latest?.revision ?? 0;
+      for (let attempt = 1;; attempt++) {
+        try {
+          const revision = await publish(this.#c, subject, data, { revision: expected }, d.left());
+          this.#capacity.wrote(counted, revision, 1);
+          if (revision === counted.seq + 1) this.#capacity.contended(false);
+          this.#record(call, d, w.key, revision);
+          return;
+        } catch (e) {
+          if (!isWrongLastSequence(e)) throw e;
+        }
+        const now = await this.#get(w.key);
+        if (now?.live) throw exists(w.key);
+        if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
+        expected = now?.revision ?? 0;
+      }
+    });
+  }
+
+  update(w: ValidWrite, call: Call): Promise<void> {
+    return this.#run("update", w.key, call, async (d) => {
+      const data = ENCODER.encode(serializeValid(w.description, w.content));
+      const subject = this.#ks.subjectPrefix + w.key;
+      const before = this.#capacity.current();
+      if (!this.#c.readBeforeUpdate) {
+        // Like the file backend: replace, or create (which counts against capacity).
+        const latest = await this.#get(w.key);
+        let from = before;
+        if (!latest?.live) {
+          from = await count(this.#ks, d);
+          this.#capacity.offer(from);
+          checkCapacity(from.live, w.key);
+        }
+        const revision = await publish(this.#c, subject, data, {}, d.left());
+        this.#capacity.wrote(from, revision, 1);
+        this.#record(call, d, w.key, revision);
+        return;
+      }
+      const seen = call.scope?.revision(this.#ns, w.key);
+      if (seen === undefined || seen <= 0) {
+        throw new StaleError(
+          `${PREFIX} Cannot update memory ${
+            quote(w.key)
+          }: this run has not read it; read it first, then update`,
+          { key: w.key },
+        );
+      }
+      let revision: number;
+      try {
+        revision = await publish(this.#c, subject, data, { revision: seen }, d.left());
+      } catch (e) {
+        if (!isWrongLastSequence(e)) throw e;
+        throw new StaleError(
+          `${PREFIX} Cannot update memory ${
+            quote(w.key)
+          }: it changed or was deleted since this run read it; read it again, then update`,
+          { key: w.key },
+        );
+      }
+      // The key was live at `seen`, so replacing it adds no key.
+      this.#capacity.wrote(before, revision, 0);
+      this.#record(call, d, w.key, revision);
+    });
+  }
+
+  delete(key: string, call: Call): Promise<boolean> {
+    // Whatever happens, the run loses its authority over the key.
+    call.scope?.forget(this.#ns, key);
+    return this.#run("delete", key, call, async (d) => {
+      const subject = this.#ks.subjectPrefix + key;
+      for (let attempt = 1;; attempt++) {
+        const before = this.#capacity.current();
+        const latest = await this.#get(key);
+        if (!latest?.live) return false;
+        // Only the deleter whose expected revision is still the latest writes the marker.
+        let marker: number;
+        try {
+          marker = await publishDelete(this.#c, subject, latest.revision, d.left());
+        } catch (e) {
+          if (!isWrongLastSequence(e)) throw e;
+          if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("delete", key);
+          continue;
+        }
+        this.#capacity.wrote(before, marker, -1);
+        await this.#purgeMarker(subject, marker);
+        return true;
+      }
+    });
+  }
+
+  // Removes a delete marker, so churn leaves nothing to scan past. The delete already happened:
+  // a purge that fails leaves the marker, which every call treats as absent.
+  async #purgeMarker(subject: string, marker: number): Promise<void> {
+    if (!this.#purge) return;
+    try {
+      await purgeMarker(this.#c, subject, marker);
+    } catch (e) {
+      if (isPermissionDenied(e)) {
+        this.#purge = false;
+        this.#c.warn(
+          `${PREFIX} Memory bucket ${
+            quote(this.#c.bucket)
+          }: this NATS user may not purge the bucket's stream, so deleted keys now leave delete markers, which slow listing as they accumulate; grant publish permission on $JS.API.STREAM.PURGE.${this.#c.stream}`,
+        );
+      }
+    }
+  }
+
+  // Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values.
+  #fits(data: Uint8Array, extra: number): boolean {
+    const max = this.#c.maxMsgSize;
+    return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + extra <= max;
+  }
+
+  // Records a revision in the call's scope, unless the caller was already told the call failed:
+  // a scope only learns what its run saw.
+  #record(call: Call, d: Deadline, key: string, revision: number): void {
+    if (!d.cancelled && !call.signal?.aborted) call.scope?.record(this.#ns, key, revision);
+  }
+
+  // The key's latest message, read from the stream leader so that it is never older than an
+  // acknowledged write; `undefined` when the key holds nothing.
+  async #get(key: string): Promise<Latest | undefined> {
+    const e = await this.#c.kv.get(this.#keyPrefix + key);
+    if (e === null) return undefined;
+    return { live: !isMarker(e), revision: checkRevision(e.revision) };
+  }
+
+  #churn(op: "create" | "delete", key: string): UnavailableError {
+    return new UnavailableError(
+      `${PREFIX} Cannot ${op} memory ${
+        quote(key)
+      }: the key kept changing under concurrent writers; try again`,
+      { key },
+    );
+  }
+
+  #head(op: Op, key: string | undefined): string {
+    return `${PREFIX} Cannot ${op === "list" ? "list memories" : `${op} memory`}${
+      key === undefined ? "" : ` ${quote(key)}`
+    }`;
+  }
+
+  #aborted(op: Op, key: string | undefined, cause: unknown): UnavailableError {
+    return new UnavailableError(`${this.#head(op, key)}: the call was aborted${uncertain(op)}`, {
+      key,
+      cause,
+    });
+  }
+
+  // Anything that is not a MemoryError becomes an UnavailableError that names the kind of
+  // failure but never the server's address.
+  #failure(op: Op, key: string | undefined, e: unknown): MemoryError {
+    if (e instanceof MemoryError) return e;
+    return new UnavailableError(
+      `${this.#head(op, key)}: ${reason(e, this.#c.bucket, `${this.#c.timeout} ms`)}${
+        uncertain(op)
+      }`,
+      { key, cause: e },
+    );
+  }
+
+  // Runs one call of several requests under its deadline and signal.
+  async #run<T>(
+    op: Op,
+    key: string | undefined,
+    call: Call,
+    fn: (d: Deadline) => Promise<T>,
+  ): Promise<T> {
+    const { timeout } = this.#c;
+    const d = new Deadline(timeout);
+    try {
+      return await withDeadline(fn(d), timeout, call.signal, (why, cause) => {
+        d.cancel();
+        return why === "timeout"
+          ? new UnavailableError(
+            `${this.#head(op, key)}: NATS did not answer within ${timeout} ms${uncertain(op)}`,
+            { key },
+          )
+          : this.#aborted(op, key, cause);
+      });
+    } catch (e) {
+      throw this.#failure(op, key, e);
+    } finally {
+      d.cancel();
+    }
+  }
+}
+
+function uncertain(op: Op): string {
+  return op === "create" || op === "update" || op === "delete"
+    ? "; the write may or may not have been applied"
+    : "";
+}
+
+function isMarker(e: KvEntry): boolean {
+  const op = e.operation;
+  return op === "DEL" || op === "PURGE";
+}

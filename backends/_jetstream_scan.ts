@@ -1,0 +1,158 @@
+// Listing and counting a jetstream keyspace: one pass over the stream's last message per
+// subject, never a request per key.
+
+import type { ConsumerInfo, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { CorruptError, UnavailableError } from "../store/errors.ts";
+import { MAX_ENTRIES } from "../store/limits.ts";
+import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
+import { validateKey } from "../store/validate.ts";
+import type { Bound } from "./_jetstream_capacity.ts";
+import { bucketReplaced, type Deadline, PREFIX } from "./_jetstream_errors.ts";
+import { KV_OPERATION } from "./_jetstream_wire.ts";
+
+// Messages per pull while listing: bounds what one pull can put on the wire (128 largest
+// entries are about 9 MB) while keeping a listing to a handful of round trips.
+const SCAN_BATCH = 128;
+// The server removes a listing's consumer after this long without pulls if the delete that
+// normally follows a listing is lost (the connection dropped, say).
+const MIN_CONSUMER_IDLE_MS = 30_000;
+const CLOSE = [0x0a, 0x2d, 0x2d, 0x2d, 0x0a]; // "\n---\n"
+
+/** What a scan reads from: one bucket's stream, under one prefix. */
+export interface Keyspace {
+  readonly bucket: string;
+  readonly stream: string;
+  readonly timeout: number;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  /** What precedes a key in a message subject (`$KV.<bucket>.<prefix>.`). */
+  readonly subjectPrefix: string;
+  /** The stream's creation time when the store opened: the bucket instance it bound. */
+  readonly created: string;
+}
+
+/** A key's latest message: a live entry's bytes (empty for a headers-only scan) and revision. */
+export interface Scanned {
+  readonly revision: number;
+  readonly value: Uint8Array;
+}
+
+/**
+ * The latest live message of every key under the prefix, in one pass over the stream: an
+ * ephemeral consumer delivering the last message per subject, pulled in batches, deleted after.
+ * Delete markers and subjects that are not legal keys are left out.
+ *
+ * @returns The keys, and whether the pass saw every message it expected (a pass cut short by
+ * the deadline, or whose messages vanished while it ran, is incomplete).
+ */
+export async function scan(
+  ks: Keyspace,
+  d: Deadline,
+  headersOnly = false,
+): Promise<{ latest: Map<string, Scanned>; complete: boolean }> {
+  const { js, jsm, stream, timeout } = ks;
+  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
+    ack_policy: "none",
+    deliver_policy: "last_per_subject",
+    filter_subject: `${ks.subjectPrefix}>`,
+    headers_only: headersOnly,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
+  });
+  const latest = new Map<string, Scanned>();
+  let pending = ci.num_pending;
+  try {
+    const consumer = js.consumers.getConsumerFromInfo(ci);
+    while (pending > 0 && !d.cancelled) {
+      const messages = await consumer.fetch({
+        max_messages: Math.min(pending, SCAN_BATCH),
+        expires: Math.max(1_000, d.left()),
+      });
+      d.onCancel(() => messages.stop());
+      let received = 0;
+      for await (const m of messages) {
+        received++;
+        pending = m.info.pending;
+        const key = keyOf(ks.subjectPrefix, m.subject);
+        if (key !== undefined) {
+          const op = m.headers?.get(KV_OPERATION);
+          const marker = op === "DEL" || op === "PURGE" ||
+            (m.headers?.has("Nats-Marker-Reason") ?? false);
+          if (marker) latest.delete(key);
+          else latest.set(key, { revision: m.seq, value: m.data });
+        }
+        if (pending === 0) break;
+      }
+      // A pull that expires empty means the messages counted at the start are gone.
+      if (received === 0) break;
+    }
+  } finally {
+    // Best effort: a consumer whose delete is lost expires on the server by itself.
+    await jsm.consumers.delete(stream, ci.name).catch(() => {});
+  }
+  return { latest, complete: pending === 0 && !d.cancelled };
+}
+
+/**
+ * Counts the live keys under the prefix, for the capacity check: a bound at the stream sequence
+ * read before the count (see `_jetstream_capacity.ts`). The stream's per-subject totals come in
+ * one request; they include delete markers, so only a total at the limit is made exact by a
+ * headers-only scan, and only a scan that completed is trusted.
+ */
+export async function count(ks: Keyspace, d: Deadline): Promise<Bound> {
+  const info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
+  if (info.created !== ks.created) {
+    throw new UnavailableError(`${PREFIX} Cannot count memories: ${bucketReplaced(ks.bucket)}`);
+  }
+  const seq = info.state.last_seq;
+  const subjects = Object.keys(info.state.subjects ?? {}).length;
+  if (subjects < MAX_ENTRIES) return { live: subjects, seq };
+  const { latest, complete } = await scan(ks, d, true);
+  if (!complete) {
+    throw new UnavailableError(
+      `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,
+    );
+  }
+  return { live: latest.size, seq };
+}
+
+/**
+ * The description in a stored entry's header, read from the header's bytes alone, as the file
+ * backend lists: an entry whose header parses is listed even when its body is damaged (read()
+ * of it reports `CorruptError`). `undefined` when the header does not parse.
+ */
+export function headerDescription(value: Uint8Array, key: string): string | undefined {
+  const end = indexOfClose(value);
+  const header = end < 0 ? value.subarray(0, MAX_HEADER_BYTES + 1) : value.subarray(0, end + 5);
+  try {
+    return parseHeader(decodeUtf8(header, key), key).description;
+  } catch (e) {
+    if (e instanceof CorruptError) return undefined;
+    throw e;
+  }
+}
+
+// Where the header's closing "\n---\n" starts, within the most a header may take.
+function indexOfClose(bytes: Uint8Array): number {
+  const limit = Math.min(bytes.length, MAX_HEADER_BYTES + 1);
+  for (let i = bytes.indexOf(0x0a, 3); i >= 0 && i + 5 <= limit; i = bytes.indexOf(0x0a, i + 1)) {
+    if (
+      bytes[i + 1] === CLOSE[1] && bytes[i + 2] === CLOSE[2] && bytes[i + 3] === CLOSE[3] &&
+      bytes[i + 4] === CLOSE[4]
+    ) return i;
+  }
+  return -1;
+}
+
+// The memory key of a message subject; `undefined` for a name that is not a legal key
+// (planted by hand, say), which is invisible.
+function keyOf(subjectPrefix: string, subject: string): string | undefined {
+  if (!subject.startsWith(subjectPrefix)) return undefined;
+  const key = subject.slice(subjectPrefix.length);
+  try {
+    return validateKey(key);
+  } catch {
+    return undefined;
+  }
+}

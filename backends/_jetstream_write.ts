@@ -1,0 +1,105 @@
+// The jetstream backend's writes: conditional publishes of entries and delete markers, and the
+// purge that keeps a deleted key from leaving a marker behind.
+
+import { headers } from "@nats-io/nats-core";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import {
+  apiCode,
+  BucketGoneError,
+  checkRevision,
+  isNoResponders,
+  STREAM_NOT_FOUND,
+} from "./_jetstream_errors.ts";
+import { KV_OPERATION } from "./_jetstream_wire.ts";
+
+/** Where writes go: one bucket's stream. */
+export interface WriteTarget {
+  readonly bucket: string;
+  readonly stream: string;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+}
+
+/** What a write expects to find. */
+export interface Expect {
+  /** The key's latest revision (0: it holds nothing). Omitted: write unconditionally. */
+  readonly revision?: number | undefined;
+  /** The stream's last sequence (see `_jetstream_capacity.ts`). */
+  readonly streamSeq?: number | undefined;
+}
+
+/**
+ * Publishes `data` to `subject` if the expectations hold; resolves to the new revision. A
+ * publish nothing answers is checked against the bucket, so a deleted bucket is named as such.
+ */
+export async function publish(
+  t: WriteTarget,
+  subject: string,
+  data: Uint8Array,
+  expect: Expect,
+  timeout: number,
+): Promise<number> {
+  const opts = {
+    timeout,
+    expect: {
+      ...(expect.revision === undefined ? {} : { lastSubjectSequence: expect.revision }),
+      ...(expect.streamSeq === undefined ? {} : { lastSequence: expect.streamSeq }),
+    },
+  };
+  try {
+    return checkRevision((await t.js.publish(subject, data, opts)).seq);
+  } catch (e) {
+    if (isNoResponders(e)) await checkBucketExists(t, e);
+    throw e;
+  }
+}
+
+/**
+ * Writes a delete marker for `subject` if its latest revision is still `revision`; resolves to
+ * the marker's sequence. Only the deleter whose expectation holds writes it.
+ */
+export async function publishDelete(
+  t: WriteTarget,
+  subject: string,
+  revision: number,
+  timeout: number,
+): Promise<number> {
+  const h = headers();
+  h.set(KV_OPERATION, "DEL");
+  try {
+    const ack = await t.js.publish(subject, undefined, {
+      headers: h,
+      timeout,
+      expect: { lastSubjectSequence: revision },
+    });
+    return checkRevision(ack.seq);
+  } catch (e) {
+    if (isNoResponders(e)) await checkBucketExists(t, e);
+    throw e;
+  }
+}
+
+/**
+ * Removes `subject`'s messages up to and including the delete marker at `markerSeq`, so deleted
+ * keys leave nothing behind. A write made after the marker (a concurrent re-create) has a higher
+ * sequence and stays.
+ */
+export async function purgeMarker(
+  t: WriteTarget,
+  subject: string,
+  markerSeq: number,
+): Promise<void> {
+  await t.jsm.streams.purge(t.stream, { filter: subject, seq: markerSeq + 1 });
+}
+
+// After a publish nobody answered: when the bucket's stream is gone, says so by name; otherwise
+// lets the original failure stand.
+async function checkBucketExists(t: WriteTarget, original: unknown): Promise<void> {
+  let missing = false;
+  try {
+    await t.jsm.streams.info(t.stream);
+  } catch (e) {
+    missing = apiCode(e) === STREAM_NOT_FOUND;
+  }
+  if (missing) throw new BucketGoneError("the bucket is gone", { cause: original });
+}
