@@ -1,0 +1,148 @@
+// Command-line parsing with the CLI's own error messages: every mistake is a UsageError (exit 2)
+// that says what was wrong in the operator's terms.
+
+import { quoted } from "./_output.ts";
+
+/** A mistake in how the CLI was called: exit status 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+type Kind = "string" | "boolean";
+
+/** Every option, with its type. `-h` is `--help`. */
+const OPTIONS: Readonly<Record<string, Kind>> = {
+  dir: "string",
+  servers: "string",
+  bucket: "string",
+  prefix: "string",
+  creds: "string",
+  config: "string",
+  description: "string",
+  content: "string",
+  file: "string",
+  overwrite: "boolean",
+  "dry-run": "boolean",
+  raw: "boolean",
+  replicas: "string",
+  storage: "string",
+  "max-value-size": "string",
+  "read-only": "boolean",
+  json: "boolean",
+  help: "boolean",
+  version: "boolean",
+};
+
+/** Options every command takes. */
+const COMMON = [
+  "dir",
+  "servers",
+  "bucket",
+  "prefix",
+  "creds",
+  "config",
+  "read-only",
+  "json",
+  "help",
+  "version",
+];
+
+/** The options a command takes besides the common ones. */
+const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  info: [],
+  list: [],
+  read: ["raw"],
+  write: ["description", "content", "file", "overwrite"],
+  delete: [],
+  check: [],
+  export: [],
+  import: ["overwrite", "dry-run"],
+  "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
+};
+
+/** The parsed command line. */
+export interface Args {
+  /** Option values by name (`true` for a boolean given). */
+  readonly options: Readonly<Record<string, string | boolean>>;
+  /** The positional arguments, the command first. */
+  readonly positionals: readonly string[];
+}
+
+/**
+ * Parses `argv`: `--name value`, `--name=value`, `-h`, and `--` ending the options.
+ *
+ * @throws {UsageError} on an unknown option, a missing or unexpected value, or a repeat.
+ */
+export function parseArgs(argv: readonly string[]): Args {
+  const options: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "-h") {
+      options.help = true;
+      continue;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      positionals.push(arg);
+      continue;
+    }
+    if (!arg.startsWith("--")) throw new UsageError(`unknown option ${quoted(arg)}`);
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const kind = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
+    if (kind === undefined) throw new UsageError(`unknown option ${quoted(`--${name}`)}`);
+    if (Object.hasOwn(options, name)) throw new UsageError(`option --${name} is given twice`);
+    if (kind === "boolean") {
+      if (eq >= 0) throw new UsageError(`option --${name} takes no value`);
+      options[name] = true;
+      continue;
+    }
+    if (eq >= 0) {
+      options[name] = arg.slice(eq + 1);
+      continue;
+    }
+    const value = argv[i + 1];
+    if (value === undefined || (value.startsWith("--") && value.length > 2)) {
+      throw new UsageError(
+        `option --${name} needs a value (write --${name}=VALUE for a value that starts with "--")`,
+      );
+    }
+    options[name] = value;
+    i++;
+  }
+  return { options, positionals };
+}
+
+/**
+ * Checks that every option given belongs to `command` (e.g. `"bucket init"`).
+ *
+ * @throws {UsageError} naming the first option the command does not take.
+ */
+export function checkOptionsFor(command: string, options: Readonly<Record<string, unknown>>): void {
+  const own = COMMAND_OPTIONS[command] ?? [];
+  for (const name of Object.keys(options)) {
+    if (!COMMON.includes(name) && !own.includes(name)) {
+      const takers = Object.entries(COMMAND_OPTIONS)
+        .filter(([, names]) => names.includes(name))
+        .map(([c]) => c);
+      throw new UsageError(
+        `${command} does not take --${name}${
+          takers.length === 0 ? "" : ` (only ${takers.join(", ")} ${verb(takers.length)})`
+        }`,
+      );
+    }
+  }
+}
+
+/** Whether `command` is a command this CLI knows. */
+export function isCommand(command: string): boolean {
+  return Object.hasOwn(COMMAND_OPTIONS, command);
+}
+
+function verb(n: number): string {
+  return n === 1 ? "does" : "do";
+}

@@ -1,0 +1,86 @@
+// `bucket init`: create a jetstream bucket the backend accepts, then open it with the backend to
+// prove it, and print the equivalent `nats kv add` command. An existing bucket is only checked.
+
+import type { NatsConnection } from "@nats-io/nats-core";
+import { JETSTREAM_MIN_VALUE_SIZE, openJetStreamStore } from "../mod.ts";
+import type { BucketSettings } from "../backends/_jetstream_bucket.ts";
+import { UsageError } from "./_args.ts";
+import { out, safeJson } from "./_output.ts";
+
+const BUCKET_NAME = /^[A-Za-z0-9_-]+$/;
+
+/** The option values `bucket init` reads. */
+export interface BucketOptions {
+  readonly bucket?: string | undefined;
+  readonly replicas?: string | undefined;
+  readonly storage?: string | undefined;
+  readonly maxValueSize?: string | undefined;
+  readonly dryRun: boolean;
+  readonly json: boolean;
+}
+
+/**
+ * The settings the options ask for.
+ *
+ * @throws {UsageError} on a bad name, replica count, storage kind or size.
+ */
+export function bucketSettings(o: BucketOptions): BucketSettings {
+  const bucket = o.bucket ?? "agentmem";
+  if (!BUCKET_NAME.test(bucket)) {
+    throw new UsageError('--bucket must be letters, digits, "_" and "-"');
+  }
+  const replicas = integer(o.replicas ?? "1", "--replicas");
+  if (replicas < 1 || replicas > 5) throw new UsageError("--replicas must be 1 to 5");
+  const storage = o.storage ?? "file";
+  if (storage !== "file" && storage !== "memory") {
+    throw new UsageError('--storage must be "file" or "memory"');
+  }
+  const maxValueSize = integer(
+    o.maxValueSize ?? String(JETSTREAM_MIN_VALUE_SIZE),
+    "--max-value-size",
+  );
+  if (maxValueSize < JETSTREAM_MIN_VALUE_SIZE) {
+    throw new UsageError(
+      `--max-value-size must be at least ${JETSTREAM_MIN_VALUE_SIZE} bytes (the largest entry plus the headers of a write)`,
+    );
+  }
+  return { bucket, replicas, storage, maxValueSize };
+}
+
+/** Runs `bucket init` on a connection (`undefined` with `--dry-run`, which connects nowhere). */
+export async function bucketInit(
+  nc: NatsConnection | undefined,
+  s: BucketSettings,
+  o: BucketOptions,
+): Promise<number> {
+  const { createJetStreamBucket, natsKvAddCommand } = await import(
+    "../backends/_jetstream_bucket.ts"
+  );
+  const command = natsKvAddCommand(s);
+  if (nc === undefined) {
+    out(o.json ? safeJson({ bucket: s.bucket, result: "dry_run", command }) : command);
+    return 0;
+  }
+  const result = await createJetStreamBucket(nc, s);
+  // The backend's own checks decide whether the bucket is usable (it throws ConfigError if not).
+  await openJetStreamStore({ bucket: s.bucket, prefix: "" }, { nc });
+  if (o.json) out(safeJson({ bucket: s.bucket, result, command }));
+  else {
+    out(
+      result === "created"
+        ? `created bucket ${s.bucket}; the same with the NATS CLI:\n${command}`
+        : `bucket ${s.bucket} exists and passes the backend's checks (left unchanged); a new one would be:\n${command}`,
+    );
+    if (s.storage === "memory") {
+      out("note: memory storage loses every memory when the server restarts");
+    }
+  }
+  return 0;
+}
+
+function integer(text: string, option: string): number {
+  if (!/^[0-9]+$/.test(text)) throw new UsageError(`${option} must be a whole number`);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${option} is too large`);
+  return n;
+}

@@ -1,0 +1,119 @@
+// `check` and `export`: both walk every name in the store's keyspace, including the ones `list`
+// hides, so a damaged entry is reported by name instead of silently left out.
+
+import { MemoryError, type Store } from "../mod.ts";
+import type { AuditEntry, StoreAudit } from "../backends/_audit.ts";
+import { dumpHeader, dumpRecord, dumpTrailer } from "./_dump.ts";
+import type { Opened } from "./_open.ts";
+import { err, errJson, out, plural, quoted, safeJson, show } from "./_output.ts";
+import { whereLine } from "./_commands.ts";
+
+/** `check`: every name, healthy or not; exit 1 when any is not. */
+export async function check(opened: Opened, json: boolean): Promise<number> {
+  const audit = await auditOf(opened);
+  const healthy = audit.entries.filter((e) => e.problem === undefined).length;
+  const problems = audit.entries.filter((e) => e.problem !== undefined);
+  const info = opened.store.info();
+  if (json) {
+    out(safeJson({
+      backend: info.backend,
+      location: info.location,
+      ...(opened.prefix === undefined ? {} : { prefix: opened.prefix }),
+      entries: audit.entries.length,
+      healthy,
+      problems: problems.map((p) => ({
+        name: p.name,
+        ...(p.key === undefined ? {} : { key: p.key }),
+        error: p.problem,
+        message: p.reason,
+      })),
+      ignored: audit.ignored,
+    }));
+  } else {
+    const where = whereLine(opened);
+    if (where !== undefined) out(where);
+    out(
+      `${info.backend}: ${plural(audit.entries.length, "entry", "entries")}, ${healthy} healthy, ${
+        plural(problems.length, "problem", "problems")
+      }`,
+    );
+    for (const p of problems) out(`  ${quoted(p.name)}: ${label(p)}: ${show(p.reason ?? "")}`);
+    if (audit.ignored.length > 0) {
+      out(
+        `  (${plural(audit.ignored.length, "other name", "other names")} ignored, never memories: ${
+          audit.ignored.slice(0, 20).map(quoted).join(", ")
+        }${audit.ignored.length > 20 ? ", …" : ""})`,
+      );
+    }
+  }
+  return problems.length === 0 ? 0 : 1;
+}
+
+/** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */
+export async function exportDump(opened: Opened, json: boolean): Promise<number> {
+  const audit = await auditOf(opened);
+  out(dumpHeader());
+  let records = 0;
+  const skipped: AuditEntry[] = [];
+  for (const e of audit.entries) {
+    if (e.entry !== undefined && e.key !== undefined) {
+      out(dumpRecord(e.key, e.entry));
+      records++;
+    } else skipped.push(e);
+  }
+  out(dumpTrailer(records, skipped.length));
+  for (const s of skipped) {
+    if (json) {
+      errJson({ error: s.problem, name: s.name, message: `Not exported: ${s.reason}` });
+    } else err(`not exported: ${quoted(s.name)}: ${label(s)}: ${s.reason}`);
+  }
+  if (!json) {
+    err(
+      `exported ${plural(records, "memory", "memories")}${
+        skipped.length === 0 ? "" : `; ${plural(skipped.length, "entry", "entries")} left out`
+      }`,
+    );
+  }
+  return skipped.length === 0 ? 0 : 1;
+}
+
+function label(e: AuditEntry): string {
+  switch (e.problem) {
+    case "corrupt":
+      return "damaged";
+    case "illegal_name":
+      return "illegal name";
+    case "not_a_file":
+      return "not a memory file";
+    case "unreadable":
+      return "unreadable";
+    default:
+      return "ok";
+  }
+}
+
+/** The backend's scanner, or for a backend without one, what list() and read() show. */
+export async function auditOf(opened: Opened): Promise<StoreAudit> {
+  const audit = await opened.audit();
+  if (audit !== undefined) return audit;
+  return await readEach(opened.store);
+}
+
+async function readEach(store: Store): Promise<StoreAudit> {
+  const entries: AuditEntry[] = [];
+  for (const { key } of await store.list()) {
+    try {
+      entries.push({ name: key, key, entry: await store.read(key) });
+    } catch (e) {
+      if (!(e instanceof MemoryError)) throw e;
+      if (e.code === "not_found") continue; // deleted meanwhile
+      entries.push({
+        name: key,
+        key,
+        problem: e.code === "corrupt" ? "corrupt" : "unreadable",
+        reason: e.message,
+      });
+    }
+  }
+  return { entries, ignored: [] };
+}

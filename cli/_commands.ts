@@ -1,0 +1,131 @@
+// The everyday commands: info, list, read, write, delete.
+
+import { CorruptError, NotFoundError, Scope, type Store } from "../mod.ts";
+import { UsageError } from "./_args.ts";
+import { decodeStrict, readBytes, readStdinBytes } from "./_input.ts";
+import type { Opened } from "./_open.ts";
+import { out, outBytes, quoted, safeJson, show, showBody } from "./_output.ts";
+
+const ENCODER = new TextEncoder();
+
+/** The option values these commands read. */
+export interface CommandOptions {
+  readonly json: boolean;
+  readonly raw: boolean;
+  readonly description?: string | undefined;
+  readonly content?: string | undefined;
+  readonly file?: string | undefined;
+  readonly overwrite: boolean;
+}
+
+/** A line saying which bucket and prefix a jetstream store uses; `undefined` for other backends. */
+export function whereLine(opened: Opened): string | undefined {
+  if (opened.prefix === undefined) return undefined;
+  return `bucket ${quoted(opened.bucket ?? "")}, ${prefixText(opened.prefix)}`;
+}
+
+function prefixText(prefix: string): string {
+  return prefix === ""
+    ? `prefix "": the whole bucket (the library's default prefix is the run's identity, so an agent's key k shows here as <identity>.k)`
+    : `prefix ${quoted(prefix)}: keys are stored as ${prefix}.<key>`;
+}
+
+/** `info`. */
+export function info(opened: Opened, o: CommandOptions): number {
+  const { backend, location } = opened.store.info();
+  const prefix = opened.prefix === undefined ? {} : { prefix: opened.prefix };
+  if (o.json) out(safeJson({ backend, location, ...prefix }));
+  else {
+    out(`backend: ${backend}\nlocation: ${location === "" ? "(none)" : show(location)}`);
+    if (opened.prefix !== undefined) out(prefixText(opened.prefix));
+  }
+  return 0;
+}
+
+/** `list`. */
+export async function list(opened: Opened, o: CommandOptions): Promise<number> {
+  const items = await opened.store.list();
+  const { backend, location } = opened.store.info();
+  if (o.json) {
+    const prefix = opened.prefix === undefined ? {} : { prefix: opened.prefix };
+    out(safeJson({ backend, location, ...prefix, memories: items }));
+    return 0;
+  }
+  const where = whereLine(opened);
+  if (where !== undefined) out(where);
+  if (items.length === 0) out("(no memories)");
+  for (const { key, description } of items) out(`${key}\t${show(description)}`);
+  return 0;
+}
+
+/** `read <key>`. */
+export async function read(store: Store, key: string, o: CommandOptions): Promise<number> {
+  const entry = await store.read(key);
+  if (o.raw) outBytes(ENCODER.encode(entry.content));
+  else if (o.json) out(safeJson({ key, ...entry }));
+  else {
+    const body = showBody(entry.content);
+    outBytes(
+      ENCODER.encode(
+        `description: ${show(entry.description)}\n\n${body}${body.endsWith("\n") ? "" : "\n"}`,
+      ),
+    );
+  }
+  return 0;
+}
+
+/** `write <key>`. */
+export async function write(store: Store, key: string, o: CommandOptions): Promise<number> {
+  if (o.description === undefined) throw new UsageError("write needs --description");
+  if (o.content !== undefined && o.file !== undefined) {
+    throw new UsageError("give the body by --content or --file, not both");
+  }
+  const content = o.content ??
+    (o.file !== undefined
+      ? decodeStrict(await readBytes(o.file, "--file"), "the file given by --file")
+      : decodeStrict(await readStdinBytes(), "standard input"));
+  const done = await writeOne(store, key, o.description, content, o.overwrite);
+  out(o.json ? safeJson({ key, written: done }) : `${done} ${key}`);
+  return 0;
+}
+
+/** `delete <key>`: exit 1 when there was nothing to delete. */
+export async function remove(store: Store, key: string, o: CommandOptions): Promise<number> {
+  const existed = await store.delete(key);
+  out(o.json ? safeJson({ key, existed }) : existed ? `deleted ${key}` : `${key} did not exist`);
+  return existed ? 0 : 1;
+}
+
+/**
+ * Creates, or with `overwrite` replaces, reading first so a store that enforces read-before-update
+ * accepts the replacement. A damaged entry (which cannot be read) is deleted, then created anew.
+ *
+ * @returns Whether the key was `"created"` or `"replaced"`.
+ */
+export async function writeOne(
+  store: Store,
+  key: string,
+  description: string,
+  content: string,
+  overwrite: boolean,
+): Promise<"created" | "replaced"> {
+  if (!overwrite) {
+    await store.create(key, description, content);
+    return "created";
+  }
+  const scope = new Scope();
+  try {
+    await store.read(key, { scope });
+  } catch (e) {
+    if (e instanceof NotFoundError) {
+      await store.create(key, description, content, { scope });
+      return "created";
+    }
+    if (!(e instanceof CorruptError)) throw e;
+    await store.delete(key);
+    await store.create(key, description, content, { scope });
+    return "replaced";
+  }
+  await store.update(key, description, content, { scope });
+  return "replaced";
+}

@@ -1,0 +1,144 @@
+// Opening the store a command works on, from the command line or a --config file. Only `write`
+// and `import` may create a file store's directory; `--read-only` never creates or writes
+// anything. Backend-specific scanning lives in backends/; this file only picks the scanner.
+
+import { statSync } from "node:fs";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
+import type { StoreAudit } from "../backends/_audit.ts";
+import { UsageError } from "./_args.ts";
+import { connectNats, natsTarget } from "./_nats.ts";
+import { InputError, readUtf8File } from "./_input.ts";
+
+/** The option values `open` reads. */
+export interface OpenOptions {
+  readonly dir?: string | undefined;
+  readonly servers?: string | undefined;
+  readonly bucket?: string | undefined;
+  readonly prefix?: string | undefined;
+  readonly creds?: string | undefined;
+  readonly config?: string | undefined;
+  readonly readOnly: boolean;
+  /** Whether the command may create a missing file-store directory. */
+  readonly mayCreate: boolean;
+}
+
+/** An open store and what the CLI knows about where it lives. */
+export interface Opened {
+  readonly store: Store;
+  /** The jetstream key prefix in use, `undefined` for other backends. */
+  readonly prefix?: string | undefined;
+  /** The jetstream bucket, `undefined` for other backends. */
+  readonly bucket?: string | undefined;
+  /** Every name in the keyspace, or `undefined` when the backend has no scanner. */
+  audit(): Promise<StoreAudit | undefined>;
+  /** Closes the CLI's own NATS connection, if any. */
+  close(): Promise<void>;
+}
+
+/** The store configuration the command line describes, and the NATS connection settings. */
+export async function storeConfig(o: OpenOptions): Promise<StoreConfig> {
+  if (o.config !== undefined) {
+    for (const [name, value] of [["dir", o.dir], ["bucket", o.bucket], ["prefix", o.prefix]]) {
+      if (value !== undefined) throw new UsageError(`--config cannot be combined with --${name}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await readUtf8File(o.config, "--config"));
+    } catch (e) {
+      throw new UsageError(
+        e instanceof InputError ? e.message : "the --config file is not valid JSON",
+      );
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      const what = parsed === null ? "null" : Array.isArray(parsed) ? "an array" : typeof parsed;
+      throw new UsageError(`the --config file must hold a JSON object, not ${what}`);
+    }
+    const config = parsed as StoreConfig;
+    const backend = config.backend ?? "file";
+    if (backend !== "jetstream" && (o.servers !== undefined || o.creds !== undefined)) {
+      throw new UsageError("--servers and --creds need a jetstream --config");
+    }
+    return o.readOnly ? { ...config, readOnly: true } : config;
+  }
+  if (o.servers !== undefined) {
+    if (o.dir !== undefined) throw new UsageError("choose --dir or --servers, not both");
+    return {
+      backend: "jetstream",
+      options: { bucket: o.bucket ?? "agentmem", prefix: o.prefix ?? "" },
+      readOnly: o.readOnly,
+    };
+  }
+  if (o.bucket !== undefined || o.prefix !== undefined || o.creds !== undefined) {
+    throw new UsageError("--bucket, --prefix and --creds need --servers");
+  }
+  return { backend: "file", options: { dir: o.dir ?? "./.agentmem" }, readOnly: o.readOnly };
+}
+
+/** Opens the store the command line describes. */
+export async function open(o: OpenOptions): Promise<Opened> {
+  const config = await storeConfig(o);
+  const backend = config.backend ?? "file";
+  const options = (config.options ?? {}) as Record<string, unknown>;
+  if (backend === "file") return await openFile(config, options, o);
+  if (backend !== "jetstream") {
+    const store = await openStore(config);
+    return { store, audit: () => Promise.resolve(undefined), close: () => Promise.resolve() };
+  }
+  const nc = await connectNats(natsTarget(o.servers, o.creds, (n) => Deno.env.get(n)));
+  try {
+    const store = await openStore(config, { nc });
+    const bucket = String(options.bucket);
+    const prefix = typeof options.prefix === "string" ? options.prefix : "";
+    return {
+      store,
+      bucket,
+      prefix,
+      audit: async () => {
+        const { auditJetStream } = await import("../backends/_jetstream_audit.ts");
+        return await auditJetStream(nc, { bucket, prefix });
+      },
+      close: () => nc.close().catch(() => {}),
+    };
+  } catch (e) {
+    await nc.close().catch(() => {});
+    throw e;
+  }
+}
+
+/** Connects to NATS for a command that needs no store (`bucket init`). */
+export async function openNats(o: OpenOptions): Promise<NatsConnection> {
+  if (o.dir !== undefined || o.config !== undefined) {
+    throw new UsageError("bucket init takes --servers, not --dir or --config");
+  }
+  if (o.servers === undefined) throw new UsageError("bucket init needs --servers");
+  return await connectNats(natsTarget(o.servers, o.creds, (n) => Deno.env.get(n)));
+}
+
+async function openFile(
+  config: StoreConfig,
+  options: Record<string, unknown>,
+  o: OpenOptions,
+): Promise<Opened> {
+  const dir = options.dir;
+  const { auditFileDir, openFileReader } = await import("../backends/_file_audit.ts");
+  if (typeof dir === "string" && dir !== "" && (o.readOnly || !o.mayCreate)) {
+    const st = statSync(dir, { throwIfNoEntry: false });
+    if (st === undefined) {
+      throw new ConfigError(
+        `Cannot open the memory directory given by ${
+          o.config === undefined ? "--dir" : "--config"
+        }: it does not exist${o.readOnly ? "" : " (only write and import create it)"}`,
+      );
+    }
+  }
+  // Read-only: a reader that creates no directory and sweeps no temp file.
+  const store = o.readOnly && typeof dir === "string" && dir !== ""
+    ? openFileReader(dir)
+    : await openStore(config);
+  return {
+    store,
+    audit: () => Promise.resolve(auditFileDir(dir as string)),
+    close: () => Promise.resolve(),
+  };
+}

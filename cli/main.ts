@@ -1,0 +1,174 @@
+/**
+ * The operator CLI's entry function: parses the command line, opens the store and runs one
+ * command. `cli.ts` at the package root runs it.
+ *
+ * @module
+ */
+
+import { MemoryError } from "../mod.ts";
+import { checkOptionsFor, isCommand, parseArgs, UsageError } from "./_args.ts";
+import { bucketInit, bucketSettings } from "./_bucket.ts";
+import { check, exportDump } from "./_check.ts";
+import * as commands from "./_commands.ts";
+import { importDump } from "./_import.ts";
+import { InputError } from "./_input.ts";
+import { open, openNats, type OpenOptions } from "./_open.ts";
+import { err, errJson, out, quoted } from "./_output.ts";
+import { USAGE, VERSION } from "./_usage.ts";
+
+/** Commands that may create a missing file-store directory. */
+const CREATING = new Set(["write", "import"]);
+
+/**
+ * Runs the CLI with `args` and resolves the exit status; output goes to stdout and stderr.
+ *
+ * @param args The command-line arguments, without the program name.
+ * @returns 0 on success, 1 when the operation failed or found a problem, 2 on a usage error.
+ */
+export async function main(args: string[]): Promise<number> {
+  let json = args.includes("--json");
+  try {
+    const { options, positionals } = parseArgs(args);
+    json = options.json === true;
+    if (options.version === true) {
+      out(`agentmem ${VERSION}`);
+      return 0;
+    }
+    if (options.help === true) {
+      out(USAGE);
+      return 0;
+    }
+    let [command, ...rest] = positionals;
+    if (command === undefined) throw new UsageError("no command given");
+    if (command === "help") {
+      out(USAGE);
+      return 0;
+    }
+    if (command === "bucket") {
+      const sub = rest.shift();
+      if (sub !== "init") {
+        throw new UsageError(
+          sub === undefined
+            ? "bucket needs a subcommand: init"
+            : `unknown bucket subcommand ${quoted(sub)}`,
+        );
+      }
+      command = "bucket init";
+    }
+    if (!isCommand(command)) throw new UsageError(`unknown command ${quoted(command)}`);
+    checkOptionsFor(command, options);
+    const str = (name: string) => options[name] as string | undefined;
+    const flag = (name: string) => options[name] === true;
+    if (flag("raw") && json) throw new UsageError("choose --raw or --json, not both");
+    const readOnly = flag("read-only");
+    const dryRun = flag("dry-run");
+
+    const keyArg = () => {
+      if (rest.length !== 1) throw new UsageError(`${command} takes exactly one key`);
+      return rest[0] as string;
+    };
+    const noArgs = () => {
+      if (rest.length !== 0) throw new UsageError(`${command} takes no arguments`);
+    };
+    // Arguments are checked before anything is opened, so a usage error never touches a store.
+    let key: string | undefined;
+    if (["read", "write", "delete"].includes(command)) key = keyArg();
+    else if (command === "import") {
+      if (rest.length > 1) throw new UsageError("import takes at most one file");
+    } else noArgs();
+
+    const openOptions: OpenOptions = {
+      dir: str("dir"),
+      servers: str("servers"),
+      bucket: str("bucket"),
+      prefix: str("prefix"),
+      creds: str("creds"),
+      config: str("config"),
+      readOnly,
+      mayCreate: CREATING.has(command) && !dryRun,
+    };
+
+    if (command === "bucket init") {
+      if (openOptions.prefix !== undefined) {
+        throw new UsageError("bucket init does not take --prefix");
+      }
+      const bucketOptions = {
+        bucket: str("bucket"),
+        replicas: str("replicas"),
+        storage: str("storage"),
+        maxValueSize: str("max-value-size"),
+        dryRun,
+        json,
+      };
+      const settings = bucketSettings(bucketOptions);
+      if (dryRun) return await bucketInit(undefined, settings, bucketOptions);
+      if (readOnly) throw new UsageError("bucket init creates a bucket; it cannot be --read-only");
+      const nc = await openNats(openOptions);
+      try {
+        return await bucketInit(nc, settings, bucketOptions);
+      } finally {
+        await nc.close().catch(() => {});
+      }
+    }
+    if (command === "import" && readOnly && !dryRun) {
+      throw new UsageError("import writes; with --read-only only --dry-run is allowed");
+    }
+
+    const opened = await open(openOptions);
+    try {
+      const o: commands.CommandOptions = {
+        json,
+        raw: flag("raw"),
+        description: str("description"),
+        content: str("content"),
+        file: str("file"),
+        overwrite: flag("overwrite"),
+      };
+      switch (command) {
+        case "info":
+          return commands.info(opened, o);
+        case "list":
+          return await commands.list(opened, o);
+        case "read":
+          return await commands.read(opened.store, key as string, o);
+        case "write":
+          return await commands.write(opened.store, key as string, o);
+        case "delete":
+          return await commands.remove(opened.store, key as string, o);
+        case "check":
+          return await check(opened, json);
+        case "export":
+          return await exportDump(opened, json);
+        default:
+          return await importDump(opened, rest[0], { json, overwrite: o.overwrite, dryRun });
+      }
+    } finally {
+      await opened.close();
+    }
+  } catch (e) {
+    return report(e, json);
+  }
+}
+
+function report(e: unknown, json: boolean): number {
+  if (e instanceof UsageError) {
+    if (json) errJson({ error: "usage", message: e.message });
+    else {
+      err(e.message);
+      err("run with --help for usage");
+    }
+    return 2;
+  }
+  if (e instanceof Deno.errors.BrokenPipe) return 1;
+  const [code, message] = e instanceof MemoryError
+    ? [e.code, e.message]
+    : e instanceof InputError
+    ? ["input", e.message]
+    : [
+      "error",
+      `Unexpected failure: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`,
+    ];
+  if (json) errJson({ error: code, message });
+  else err(message);
+  return 1;
+}
