@@ -73,6 +73,8 @@ export interface NatsServerOptions {
   readonly name?: string;
   /** Whether JetStream is enabled (default `true`). */
   readonly jetstream?: boolean;
+  /** The nats-server binary (default: `natsServerBinary()`). */
+  readonly binary?: string | undefined;
 }
 
 /** A running private nats-server. */
@@ -104,7 +106,7 @@ export interface NatsServer extends AsyncDisposable {
 
 /** Starts a private nats-server with JetStream on loopback and waits until it accepts clients. */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
-  const bin = requireBinary();
+  const bin = options.binary ?? requireBinary();
   const work = await Deno.makeTempDir({ prefix: "agentmem-nats-" });
   const storeDir = options.storeDir ?? `${work}/js`;
   let port = options.port ?? -1;
@@ -249,7 +251,7 @@ export interface NatsCluster extends AsyncDisposable {
 }
 
 /** Starts an n-node JetStream cluster on loopback (default 3 nodes). */
-export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+export async function startNatsCluster(size = 3, binary?: string): Promise<NatsCluster> {
   // The ports are picked free but only taken when the servers start, so another process can take
   // one first; then the whole cluster starts again on new ports.
   let servers: NatsServer[] | undefined;
@@ -262,6 +264,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
         startNatsServer({
           port: clientPorts[i] as number,
           name: `n${i + 1}`,
+          binary,
           config:
             `cluster { name: "agentmem-test", listen: "127.0.0.1:${clusterPort}", routes: [${routes}] }`,
         })
