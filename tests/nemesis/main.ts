@@ -47,6 +47,8 @@ export interface NemesisOptions {
   readonly marginMs?: number;
   readonly syncAlways?: boolean;
   readonly schedule?: Schedule;
+  /** Stop after this many rounds of every fault (a bounded run for tests). */
+  readonly rounds?: number;
   /** Keep the history here instead of a temp directory that is removed. */
   readonly keep?: string;
   readonly log?: (line: string) => void;
@@ -88,6 +90,7 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       marginMs: o.marginMs ?? 2_000,
       syncAlways: o.syncAlways ?? false,
       schedule: o.schedule ?? LONG,
+      ...(o.rounds === undefined ? {} : { rounds: o.rounds }),
     };
     const [cmd, cmdArgs] = inNamespace(ns.hub, Deno.execPath(), [
       "run",

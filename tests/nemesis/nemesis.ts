@@ -59,6 +59,8 @@ export async function runNemesis(opts: {
   rng: Rng;
   schedule: Schedule;
   endAt: number;
+  /** Stop after this many rounds (every fault once per round) even before `endAt`. */
+  rounds?: number;
   /** The stream leader's node, or undefined when no node answers. */
   leader: () => Promise<ClusterNode | undefined>;
   record: (r: NemesisRecord) => void;
@@ -68,7 +70,7 @@ export async function runNemesis(opts: {
   const done: Fault[] = [];
   const nodes = cluster.nodes;
   // Bounded: a fault and a heal take at least a second each.
-  for (let round = 0; round < 10_000 && Date.now() < endAt; round++) {
+  for (let round = 0; round < (opts.rounds ?? 10_000) && Date.now() < endAt; round++) {
     for (const fault of rng.shuffle(FAULTS)) {
       if (Date.now() >= endAt) break;
       const leader = (await opts.leader()) ?? rng.pick(nodes);

@@ -28,6 +28,8 @@ export interface RunArgs {
   readonly marginMs: number;
   readonly syncAlways: boolean;
   readonly schedule: Schedule;
+  /** Stop the nemesis after this many rounds of every fault. */
+  readonly rounds?: number;
 }
 
 /** What `summary.json` holds. */
@@ -143,6 +145,7 @@ async function main(a: RunArgs): Promise<void> {
       rng: new Rng(a.seed),
       schedule: a.schedule,
       endAt: Date.now() + a.durationMs,
+      ...(a.rounds === undefined ? {} : { rounds: a.rounds }),
       leader,
       record: (r) => events.add(r),
       log,
