@@ -124,8 +124,8 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
     for (const f of summary.faults) counts.set(f, (counts.get(f) ?? 0) + 1);
     const lines = [
       `nemesis: seed ${o.seed}, ${args.clients} clients, R${args.replicas}, ${
-        o.durationMs / 1000
-      } s, deadline ${args.timeout} ms (+${args.marginMs} ms margin), history ${
+        o.rounds === undefined ? `${o.durationMs / 1000} s` : `${o.rounds} round(s) of faults`
+      }, deadline ${args.timeout} ms (+${args.marginMs} ms margin), history ${
         o.keep ? dir : "(removed)"
       }`,
       `nemesis: faults ${[...counts].map(([f, n]) => `${f} x${n}`).join(", ") || "none"}`,
