@@ -104,8 +104,33 @@ export {
   memorySystemNote,
   type SystemNoteOptions,
 } from "./tools/system_note.ts";
-export { type AnthropicTool, toAnthropicTools } from "./tools/anthropic.ts";
-export { type OpenAITool, toOpenAITools } from "./tools/openai.ts";
+export {
+  type AnthropicRunnableTool,
+  type AnthropicRunnableToolsOptions,
+  type AnthropicTool,
+  type AnthropicToolRunContext,
+  toAnthropicRunnableTools,
+  toAnthropicTools,
+} from "./tools/anthropic.ts";
+export {
+  type OpenAIFunction,
+  type OpenAIResponsesTool,
+  type OpenAITool,
+  type OpenAIToolsOptions,
+  toOpenAITools,
+} from "./tools/openai.ts";
+export { runTool } from "./tools/run_tool.ts";
+export {
+  type AnthropicMemoryHandlers,
+  anthropicMemoryHandlers,
+  type AnthropicMemoryHandlersOptions,
+  type MemoryCreateCommand,
+  type MemoryDeleteCommand,
+  type MemoryInsertCommand,
+  type MemoryRenameCommand,
+  type MemoryStrReplaceCommand,
+  type MemoryViewCommand,
+} from "./tools/anthropic_memory.ts";
 export {
   type AISDKModelOutput,
   type AISDKTool,

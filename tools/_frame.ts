@@ -8,7 +8,8 @@
 //   the hash of a block that contains it, so it cannot forge the END line; and the same text
 //   always frames the same way, byte for byte, so a host can cache a prompt that holds it.
 // - Every line between them starts with a label of ours (`key: `, `description: `, `content:`,
-//   `- `) or with the gutter `| ` that prefixes each line of a body. No stored text starts a line,
+//   `- `), with the gutter `| ` that prefixes each line of a body, or with a line number and a
+//   tab (the memory tool's numbered view of a file). No stored text starts a line,
 //   so none can read as a new message ("Human:", "System:"), a closing tag or a code fence.
 // - Stored text holds no line break but the ones the gutter shows: every other line terminator
 //   (CR, VT, FF, the separators U+001C–U+001E, NEL, U+2028, U+2029), every other control
@@ -50,6 +51,22 @@ export function gutterLines(content: string): string[] {
     const safe = line.replace(UNSAFE_IN_BODY, escapeChar);
     return safe === "" ? GUTTER : `${GUTTER} ${safe}`;
   });
+}
+
+/** The width of a line number in a numbered body, as Claude's memory tool shows it. */
+export const LINE_NUMBER_WIDTH = 6;
+
+/**
+ * Lines of a file as Claude's memory tool shows them: each after its number, right-aligned in
+ * six places, and a tab. `lines` are the file's lines split at LF only (so numbers match the
+ * tool's `insert_line`); any other line break or control character in them is escaped.
+ */
+export function numberedLines(lines: readonly string[], first: number): string[] {
+  return lines.map((line, i) =>
+    `${String(first + i).padStart(LINE_NUMBER_WIDTH, " ")}\t${
+      line.toWellFormed().replace(UNSAFE_IN_BODY, escapeChar)
+    }`
+  );
 }
 
 /** A framed block and the token on its BEGIN and END lines. */

@@ -1,11 +1,15 @@
 /**
- * Tools in the format of the Anthropic Messages API.
+ * Tools in the format of the Anthropic Messages API, and as runnable tools for the Anthropic
+ * SDK's tool runner.
  *
  * @module
  */
 
+import { ConfigError } from "../store/errors.ts";
+import { describeType, quote } from "../store/_text.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
+import { isPlainObject } from "./_args.ts";
 
 /** One entry of the Messages API `tools` parameter (a custom client tool). */
 export interface AnthropicTool {
@@ -44,4 +48,112 @@ export function toAnthropicTools(tools: readonly Tool[]): AnthropicTool[] {
 
 function toAnthropicTool(tool: Tool): AnthropicTool {
   return { name: tool.name, description: tool.description, input_schema: schemaOf(tool) };
+}
+
+/**
+ * The context the Anthropic SDK's tool runner hands to `run`: the `tool_use` being served and
+ * the runner's abort signal. A structural copy of the SDK's `BetaToolRunContext`, so this
+ * library never imports the SDK.
+ */
+export interface AnthropicToolRunContext {
+  /** The `tool_use` block (or session event) being served; its `id` is the call's id. */
+  readonly toolUse?: { readonly id: string } | undefined;
+  /** Aborted when the runner is aborted. */
+  readonly signal?: AbortSignal | null | undefined;
+}
+
+/**
+ * A tool for the Anthropic SDK's `client.beta.messages.toolRunner`: a Messages API tool entry
+ * plus the `parse` and `run` the runner calls (the SDK's `BetaRunnableTool`).
+ */
+export interface AnthropicRunnableTool extends AnthropicTool {
+  /** Hands the model's input to `run` as it is; the tool checks it. */
+  parse(content: unknown): unknown;
+  /**
+   * Runs the tool. Resolves to the result's text; a refusal or failure throws, which the runner
+   * sends back as a `tool_result` with `is_error: true`.
+   *
+   * @param input The model's input.
+   * @param context The runner's context: the `tool_use` id and the abort signal.
+   * @returns The result's text.
+   */
+  run(input: unknown, context?: AnthropicToolRunContext): Promise<string>;
+}
+
+/** Options of `toAnthropicRunnableTools`. */
+export interface AnthropicRunnableToolsOptions {
+  /**
+   * The SDK's `ToolError` class (`import { ToolError } from
+   * "@anthropic-ai/sdk/lib/tools/ToolError"`). With it, a refusal reaches the model as exactly
+   * its text; without it, the runner sends a thrown `Error` as `"Error: " + its text`. Either way
+   * the result has `is_error: true`.
+   */
+  readonly ToolError?: (new (content: string) => Error) | undefined;
+}
+
+/**
+ * Converts tools to runnable tools for the Anthropic SDK's tool runner
+ * (`client.beta.messages.toolRunner({ model, max_tokens, messages, tools })`), which calls the
+ * model, runs every tool it asks for, and sends the results back until the model stops. Each
+ * call gets the runner's abort signal and the `tool_use` id; a refusal becomes a `tool_result`
+ * with `is_error: true` and the refusal text.
+ *
+ * @example
+ * ```ts
+ * import { memoryTools, openFileStore, toAnthropicRunnableTools } from "@agentmem/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const [list, read] = toAnthropicRunnableTools(memoryTools(await openFileStore({ dir })));
+ * assert.equal(await list!.run(list!.parse({})), "No memories are saved yet.");
+ * await assert.rejects(read!.run({ key: "nope" }), /No memory has key "nope"/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @param tools The tools, with distinct names.
+ * @param options The SDK's `ToolError` class, to send a refusal's text unprefixed.
+ * @returns One runnable tool per tool.
+ * @throws {ConfigError} when `tools` is not a list of tools with distinct names, or an option is
+ * invalid.
+ */
+export function toAnthropicRunnableTools(
+  tools: readonly Tool[],
+  options: AnthropicRunnableToolsOptions = {},
+): AnthropicRunnableTool[] {
+  const ToolError = checkRunnableOptions(options);
+  return checkTools("the Anthropic tool runner", tools).map((tool) => ({
+    ...toAnthropicTool(tool),
+    parse: (content: unknown) => content,
+    run: async (input: unknown, context?: AnthropicToolRunContext) => {
+      const id = context?.toolUse?.id;
+      const signal = context?.signal ?? undefined;
+      const result = await tool.run(input, {
+        ...(signal === undefined ? {} : { signal }),
+        ...(typeof id === "string" ? { toolCallId: id } : {}),
+      });
+      if (!result.isError) return result.content;
+      throw ToolError === undefined ? new Error(result.content) : new ToolError(result.content);
+    },
+  }));
+}
+
+function checkRunnableOptions(
+  options: AnthropicRunnableToolsOptions,
+): AnthropicRunnableToolsOptions["ToolError"] {
+  const fail = (problem: string) =>
+    new ConfigError(`Cannot convert tools for the Anthropic tool runner: ${problem}`);
+  if (!isPlainObject(options)) {
+    throw fail(`options must be an object, got ${describeType(options)}`);
+  }
+  const extra = Object.keys(options).find((k) => k !== "ToolError");
+  if (extra !== undefined) {
+    throw fail(`unknown option ${quote(extra)}; allowed options: "ToolError"`);
+  }
+  const { ToolError } = options;
+  if (ToolError !== undefined && typeof ToolError !== "function") {
+    throw fail(
+      `option "ToolError" must be the SDK's ToolError class, got ${describeType(ToolError)}`,
+    );
+  }
+  return ToolError as AnthropicRunnableToolsOptions["ToolError"];
 }

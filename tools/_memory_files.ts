@@ -1,0 +1,141 @@
+// What Claude's memory tool sees of a store: paths under /memories, the text edits it makes, the
+// description a file gets, and the sizes it shows. Pure functions; the handlers do the I/O.
+//
+// The edit rules are the SDK's own filesystem tool's (BetaLocalFilesystemMemoryTool), so a
+// command succeeds or fails here exactly when it would there, and leaves the same text.
+
+import { MAX_DESCRIPTION_RUNES } from "../store/limits.ts";
+import { validateKey } from "../store/validate.ts";
+import { quote } from "../store/_text.ts";
+
+/** The directory the model's paths live under. */
+export const ROOT = "/memories";
+
+/** A path the model named: the directory itself, or one memory's key. */
+export type MemoryPath = { readonly root: true } | { readonly root: false; readonly key: string };
+
+/**
+ * Maps a path to the directory or a key: `/memories` (or `/memories/`) is the directory, and
+ * `/memories/<key>` the memory with that key. Anything else (outside `/memories`, a
+ * subdirectory, `.`/`..` segments, a name that is no legal key) throws, saying what is legal.
+ */
+export function parsePath(path: unknown): MemoryPath {
+  if (typeof path !== "string") {
+    throw new Error(`Path must be a string starting with ${ROOT}, got ${typeof path}`);
+  }
+  if (path === ROOT || path === `${ROOT}/`) return { root: true };
+  if (!path.startsWith(`${ROOT}/`)) {
+    throw new Error(`Path must start with ${ROOT}/, got: ${quote(path)}`);
+  }
+  const name = path.slice(ROOT.length + 1);
+  if (name.includes("/")) {
+    throw new Error(
+      `The path ${quote(path)} has a subdirectory; this memory holds files directly under ` +
+        `${ROOT} only. Use a flat name such as ${ROOT}/${flatName(name)}`,
+    );
+  }
+  try {
+    return { root: false, key: validateKey(name) };
+  } catch {
+    throw new Error(
+      `The path ${quote(path)} is not a legal memory file name: a name is 1 to 200 characters ` +
+        `from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without "..", ` +
+        `e.g. ${ROOT}/user_preferences.md`,
+    );
+  }
+}
+
+// A suggestion for a nested path: its segments joined with "_", other characters dropped.
+function flatName(name: string): string {
+  const flat = name.split("/").filter((s) => s !== "" && s !== "." && s !== "..").join("_")
+    .replace(/[^A-Za-z0-9._=-]/g, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
+    .slice(0, 200);
+  return flat === "" ? "notes.md" : flat;
+}
+
+/** The path of a key. */
+export function pathOf(key: string): string {
+  return `${ROOT}/${key}`;
+}
+
+/**
+ * The description a file gets from its text: its first non-blank line, without a Markdown
+ * heading's `#` marks, on one line, cut to the description limit. A file with no such line is
+ * described as such.
+ */
+export function describeText(text: string): string {
+  const first = text.split("\n").find((line) => line.trim() !== "") ?? "";
+  const line = first.toWellFormed().normalize("NFC")
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ")
+    .replace(/^\s*#+\s*/, "").replace(/\s+/g, " ").trim();
+  if (line === "") return "Memory file (no text yet)";
+  const runes = Array.from(line);
+  return runes.length <= MAX_DESCRIPTION_RUNES
+    ? line
+    : `${runes.slice(0, MAX_DESCRIPTION_RUNES - 1).join("").trimEnd()}…`;
+}
+
+/** The SDK tool's `str_replace`: `old_str` must occur on exactly one line. */
+export function strReplace(path: string, text: string, oldStr: string, newStr: string): {
+  text: string;
+  line: number;
+} {
+  const matching: number[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.includes(oldStr)) matching.push(i + 1);
+  });
+  if (matching.length === 0) {
+    throw new Error(
+      `No replacement was performed, old_str ${quote(oldStr)} did not appear verbatim in ${path}.`,
+    );
+  }
+  if (matching.length > 1) {
+    throw new Error(
+      `No replacement was performed. Multiple occurrences of old_str ${quote(oldStr)} in ` +
+        `lines: ${matching.join(", ")}. Please ensure it is unique`,
+    );
+  }
+  return { text: text.replace(oldStr, () => newStr), line: matching[0]! };
+}
+
+/** The SDK tool's `insert`: `insertText` (less one trailing LF) becomes line `insertLine + 1`. */
+export function insertAt(
+  text: string,
+  insertLine: number,
+  insertText: string,
+): string {
+  const lines = text.split("\n");
+  if (insertLine < 0 || insertLine > lines.length) {
+    throw new Error(
+      `Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of ` +
+        `lines of the file: [0, ${lines.length}]`,
+    );
+  }
+  lines.splice(insertLine, 0, insertText.replace(/\n$/, ""));
+  return lines.join("\n");
+}
+
+/** A size as the SDK tool shows it: `0B`, `512B`, `1.5K`, `64K`. */
+export function formatSize(bytes: number): string {
+  if (bytes === 0) return "0B";
+  const units = ["B", "K", "M", "G"];
+  const i = Math.min(units.length - 1, Math.floor(Math.log(bytes) / Math.log(1024)));
+  const size = bytes / 1024 ** i;
+  return (size % 1 === 0 ? String(size) : size.toFixed(1)) + units[i];
+}
+
+/**
+ * The lines `view_range` selects, as the SDK tool reads it: `[start, end]` 1-based and inclusive,
+ * `end` -1 for the last line; anything but two numbers shows every line.
+ */
+export function viewRange(
+  lines: readonly string[],
+  range: unknown,
+): { lines: readonly string[]; first: number } {
+  if (!Array.isArray(range) || range.length !== 2) return { lines, first: 1 };
+  const [from, to] = range as [number, number];
+  const start = Math.max(1, from) - 1;
+  const end = to === -1 ? lines.length : to;
+  return { lines: lines.slice(start, end), first: start + 1 };
+}
