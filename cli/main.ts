@@ -76,6 +76,12 @@ export async function main(args: string[]): Promise<number> {
     else if (command === "import") {
       if (rest.length > 1) throw new UsageError("import takes at most one file");
     } else noArgs();
+    if (command === "write") {
+      if (str("description") === undefined) throw new UsageError("write needs --description");
+      if (str("content") !== undefined && str("file") !== undefined) {
+        throw new UsageError("give the body by --content or --file, not both");
+      }
+    }
 
     const openOptions: OpenOptions = {
       dir: str("dir"),

@@ -1,193 +1,251 @@
+// The operator CLI's everyday commands, run as a separate process against a file store.
+
 import assert from "node:assert/strict";
 import { openFileStore } from "../mod.ts";
-
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
-
-async function cli(
-  cwd: string,
-  args: string[],
-  stdin?: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", CLI, ...args],
-    cwd,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { cli, snapshotDir, tempDir } from "./_cli_helpers.ts";
 
 Deno.test("cli write, read, list, delete round-trip on the default ./.agentmem directory", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    assert.equal(
-      (await cli(cwd, ["write", "greeting", "--description", "how: to greet", "--content", "Hi"]))
-        .code,
-      0,
-    );
-    const read = await cli(cwd, ["read", "greeting", "--json"]);
-    assert.equal(read.code, 0);
-    assert.deepEqual(JSON.parse(read.stdout), {
-      key: "greeting",
-      description: "how: to greet",
-      content: "Hi",
-    });
-    const list = await cli(cwd, ["list"]);
-    assert.equal(list.stdout, "greeting\thow: to greet\n");
-    const store = await openFileStore({ dir: `${cwd}/.agentmem` });
-    assert.deepEqual(await store.read("greeting"), { description: "how: to greet", content: "Hi" });
-    assert.equal((await cli(cwd, ["delete", "greeting"])).code, 0);
-    const again = await cli(cwd, ["delete", "greeting", "--json"]);
-    assert.equal(again.code, 1);
-    assert.deepEqual(JSON.parse(again.stdout), { key: "greeting", existed: false });
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
+  await using t = await tempDir();
+  const cwd = t.path;
+  const w = await cli(cwd, [
+    "write",
+    "greeting",
+    "--description",
+    "how: to greet",
+    "--content",
+    "Hi",
+  ]);
+  assert.deepEqual([w.code, w.stdout, w.stderr], [0, "created greeting\n", ""]);
+  const read = await cli(cwd, ["read", "greeting", "--json"]);
+  assert.equal(read.code, 0);
+  assert.deepEqual(JSON.parse(read.stdout), {
+    key: "greeting",
+    description: "how: to greet",
+    content: "Hi",
+  });
+  const human = await cli(cwd, ["read", "greeting"]);
+  assert.equal(human.stdout, "description: how: to greet\n\nHi\n");
+  const list = await cli(cwd, ["list"]);
+  assert.equal(list.stdout, "greeting\thow: to greet\n");
+  const listJson = await cli(cwd, ["list", "--json"]);
+  assert.deepEqual(JSON.parse(listJson.stdout), {
+    backend: "file",
+    location: "",
+    memories: [{ key: "greeting", description: "how: to greet" }],
+  });
+  const store = await openFileStore({ dir: `${cwd}/.agentmem` });
+  assert.deepEqual(await store.read("greeting"), { description: "how: to greet", content: "Hi" });
+  assert.equal((await cli(cwd, ["delete", "greeting"])).stdout, "deleted greeting\n");
+  const again = await cli(cwd, ["delete", "greeting", "--json"]);
+  assert.equal(again.code, 1);
+  assert.deepEqual(JSON.parse(again.stdout), { key: "greeting", existed: false });
+  assert.equal((await cli(cwd, ["list"])).stdout, "(no memories)\n");
 });
 
 Deno.test("cli write refuses an existing key unless --overwrite, taking the body from stdin", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    await cli(cwd, ["write", "k", "--description", "one", "--content", "1"]);
-    const refused = await cli(cwd, [
-      "write",
-      "k",
-      "--description",
-      "two",
-      "--content",
-      "2",
-      "--json",
-    ]);
-    assert.equal(refused.code, 1);
-    assert.equal(JSON.parse(refused.stderr).error, "exists");
-    const replaced = await cli(
-      cwd,
-      ["write", "k", "--description", "two", "--overwrite"],
-      "from stdin\n",
+  await using t = await tempDir();
+  const cwd = t.path;
+  await cli(cwd, ["write", "k", "--description", "one", "--content", "1"]);
+  const refused = await cli(cwd, [
+    "write",
+    "k",
+    "--description",
+    "two",
+    "--content",
+    "2",
+    "--json",
+  ]);
+  assert.equal(refused.code, 1);
+  assert.equal(JSON.parse(refused.stderr).error, "exists");
+  const replaced = await cli(cwd, ["write", "k", "--description", "two", "--overwrite"], {
+    stdin: "from stdin\n",
+  });
+  assert.deepEqual([replaced.code, replaced.stdout], [0, "replaced k\n"]);
+  const store = await openFileStore({ dir: `${cwd}/.agentmem` });
+  assert.deepEqual(await store.read("k"), { description: "two", content: "from stdin\n" });
+});
+
+Deno.test("cli write refuses a body that is not valid UTF-8 instead of replacing bytes", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  await Deno.writeFile(`${cwd}/body`, new Uint8Array([0x68, 0x69, 0x0a, 0xff, 0x21]));
+  const r = await cli(cwd, ["write", "k", "--description", "d", "--file", "body"]);
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.stderr,
+    "agentmem: the file given by --file is not valid UTF-8 (line 2, byte 1); invalid text is refused, never replaced\n",
+  );
+  const piped = await cli(cwd, ["write", "k", "--description", "d"], {
+    stdin: new Uint8Array([0xc3, 0x28]),
+  });
+  assert.equal(piped.code, 1);
+  assert.match(piped.stderr, /standard input is not valid UTF-8/);
+  assert.deepEqual(await (await openFileStore({ dir: `${cwd}/.agentmem` })).list(), []);
+});
+
+Deno.test("cli usage errors exit 2 in the CLI's own words, before any store is touched", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  const cases: Array<[string[], string]> = [
+    [[], "no command given"],
+    [["frobnicate"], 'unknown command "frobnicate"'],
+    [["read"], "read takes exactly one key"],
+    [["list", "--bogus"], 'unknown option "--bogus"'],
+    [["list", "-x"], 'unknown option "-x"'],
+    [
+      ["list", "--dir"],
+      'option --dir needs a value (write --dir=VALUE for a value that starts with "--")',
+    ],
+    [["list", "--json=yes"], "option --json takes no value"],
+    [["list", "--dir", "a", "--dir", "b"], "option --dir is given twice"],
+    [["list", "--raw"], "list does not take --raw (only read does)"],
+    [["write", "k", "--content", "no description"], "write needs --description"],
+    [["read", "k", "--raw", "--dir", "x", "--dir=y"], "option --dir is given twice"],
+    [["list", "--bucket", "b"], "--bucket, --prefix and --creds need --servers"],
+    [["bucket"], "bucket needs a subcommand: init"],
+    [["frob\u001b[2Jnicate"], 'unknown command "frob\\u001b[2Jnicate"'],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(cwd, args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.equal(r.stdout, "", args.join(" "));
+    assert.equal(r.stderr, `agentmem: ${message}\nagentmem: run with --help for usage\n`);
+  }
+  const json = await cli(cwd, ["list", "--bogus", "--json"]);
+  assert.deepEqual(JSON.parse(json.stderr), {
+    error: "usage",
+    message: 'unknown option "--bogus"',
+  });
+  // None of these created the default directory.
+  assert.deepEqual([...Deno.readDirSync(cwd)], []);
+});
+
+Deno.test("cli --config must hold a JSON object: null, an array or a string is a usage error", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  for (const [text, what] of [["null", "null"], ["[1]", "an array"], ['"x"', "string"]] as const) {
+    await Deno.writeTextFile(`${cwd}/c.json`, text);
+    const r = await cli(cwd, ["list", "--config", "c.json"]);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr,
+      `agentmem: the --config file must hold a JSON object, not ${what}\nagentmem: run with --help for usage\n`,
     );
-    assert.equal(replaced.code, 0);
-    assert.match(replaced.stdout, /replaced k/);
-    const store = await openFileStore({ dir: `${cwd}/.agentmem` });
-    assert.deepEqual(await store.read("k"), { description: "two", content: "from stdin\n" });
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
   }
+  await Deno.writeTextFile(`${cwd}/c.json`, "{");
+  assert.match((await cli(cwd, ["list", "--config", "c.json"])).stderr, /not valid JSON/);
+  await Deno.mkdir(`${cwd}/m`);
+  await Deno.writeTextFile(`${cwd}/c.json`, JSON.stringify({ options: { dir: "m" } }));
+  const ok = await cli(cwd, ["list", "--config", "c.json"]);
+  assert.deepEqual([ok.code, ok.stdout], [0, "(no memories)\n"]);
 });
 
-Deno.test("cli export then import moves every entry unchanged to another store", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    const src = await openFileStore({ dir: `${cwd}/a` });
-    await src.create("x", 'quote "and" colon: yes', "---\nlooks like a header\n---\n");
-    await src.create("y", "emoji \u{1F600}", "\u2028line\r\n");
-    const dump = await cli(cwd, ["export", "--dir", "a"]);
-    assert.equal(dump.code, 0);
-    assert.equal(dump.stdout.trim().split("\n").length, 2);
-    const imported = await cli(cwd, ["import", "--dir", "b", "--json"], dump.stdout);
-    assert.equal(imported.code, 0);
-    assert.deepEqual(JSON.parse(imported.stdout), {
-      created: 2,
-      replaced: 0,
-      skipped: 0,
-      failed: 0,
-    });
-    const dst = await openFileStore({ dir: `${cwd}/b` });
-    for (const key of ["x", "y"]) assert.deepEqual(await dst.read(key), await src.read(key));
-    const twice = await cli(cwd, ["import", "--dir", "b", "--json"], dump.stdout);
-    assert.deepEqual(JSON.parse(twice.stdout), { created: 0, replaced: 0, skipped: 2, failed: 0 });
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
+Deno.test("cli --version, --help and plurals", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  const meta = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
+  const v = await cli(cwd, ["--version"]);
+  assert.deepEqual([v.code, v.stdout, v.stderr], [0, `agentmem ${meta.version}\n`, ""]);
+  const help = await cli(cwd, ["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /library's default prefix is the\s+run's identity/);
+  await cli(cwd, ["write", "one", "--description", "d", "--content", "c"]);
+  const check = await cli(cwd, ["check"]);
+  assert.equal(check.stdout, "file: 1 entry, 1 healthy, 0 problems\n");
+  const exp = await cli(cwd, ["export"]);
+  assert.equal(exp.stderr, "agentmem: exported 1 memory\n");
 });
 
-Deno.test("cli import reports bad lines and writes only the valid ones", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    const lines = [
-      JSON.stringify({ key: "good", description: "d", content: "c" }),
-      "not json",
-      JSON.stringify({ key: "../evil", description: "d", content: "c" }),
-      JSON.stringify({ key: "bad-desc", description: "\u0007", content: "c" }),
-    ].join("\n");
-    const result = await cli(cwd, ["import", "--json"], lines);
-    assert.equal(result.code, 1);
-    assert.deepEqual(JSON.parse(result.stdout), { created: 1, replaced: 0, skipped: 0, failed: 3 });
-    assert.match(result.stderr, /line 3: Invalid memory key/);
-    const store = await openFileStore({ dir: `${cwd}/.agentmem` });
-    assert.deepEqual(await store.list(), [{ key: "good", description: "d" }]);
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
+Deno.test("cli shows hostile stored text escaped; --raw gives the body byte for byte; --json stays exact", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  const description = "clip \u202eevil\u2066 \u200b\u00ad\u{E0041} done";
+  const content =
+    "a\u001b]52;c;aGk=\u0007b\u001b[2J\u009b31m\r\nline2\ttab\u2028\u{E0041}\u{1F600}\n";
+  const store = await openFileStore({ dir: `${cwd}/.agentmem` });
+  await store.create("evil", description, content);
+  const read = await cli(cwd, ["read", "evil"]);
+  assert.equal(
+    read.stdout,
+    "description: clip \\u202eevil\\u2066 \\u200b\\u00ad\\u{e0041} done\n\n" +
+      "a\\u001b]52;c;aGk=\\u0007b\\u001b[2J\\u009b31m\\u000d\nline2\ttab\\u2028\\u{e0041}\u{1F600}\n",
+  );
+  const list = await cli(cwd, ["list"]);
+  assert.equal(list.stdout, "evil\tclip \\u202eevil\\u2066 \\u200b\\u00ad\\u{e0041} done\n");
+  for (const r of [read, list]) {
+    // Nothing a terminal would act on reaches stdout.
+    assert.doesNotMatch(r.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e\u2066\u200b]/);
   }
+  const raw = await cli(cwd, ["read", "evil", "--raw"]);
+  assert.deepEqual(raw.stdoutBytes, new TextEncoder().encode(content));
+  const json = await cli(cwd, ["read", "evil", "--json"]);
+  assert.deepEqual(JSON.parse(json.stdout), { key: "evil", description, content });
+  assert.doesNotMatch(
+    json.stdout.trimEnd(),
+    /[\u0000-\u001f\u007f-\u009f\u202e\u2066\u200b\u2028]/,
+  );
 });
 
-Deno.test("cli refuses usage errors with exit 2 and illegal keys with exit 1, printing no paths", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    assert.equal((await cli(cwd, [])).code, 2);
-    assert.equal((await cli(cwd, ["frobnicate"])).code, 2);
-    assert.equal((await cli(cwd, ["read"])).code, 2);
-    assert.equal((await cli(cwd, ["list", "--bogus"])).code, 2);
-    assert.equal((await cli(cwd, ["write", "k", "--content", "no description"])).code, 2);
-    const bad = await cli(cwd, ["read", "../etc/passwd"]);
-    assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /Invalid memory key/);
-    await Deno.writeTextFile(`${cwd}/notadir`, "");
-    const notDir = await cli(cwd, ["list", "--dir", `${cwd}/notadir`]);
-    assert.equal(notDir.code, 1);
-    assert.ok(!notDir.stderr.includes(cwd), notDir.stderr);
-    assert.equal((await cli(cwd, ["--help"])).code, 0);
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
+Deno.test("cli --read-only never creates or writes: a missing directory is exit 1, stale temps stay", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  for (const cmd of ["list", "info", "check", "export", "read"]) {
+    const args = cmd === "read" ? [cmd, "k"] : [cmd];
+    const r = await cli(cwd, [...args, "--read-only", "--dir", "./typo"]);
+    assert.equal(r.code, 1, cmd);
+    assert.equal(
+      r.stderr,
+      "agentmem: Cannot open the memory directory given by --dir: it does not exist\n",
+    );
   }
+  assert.deepEqual([...Deno.readDirSync(cwd)], []);
+  // A temp file a killed writer left two hours ago: the library sweeps it on open; read-only not.
+  await cli(cwd, ["write", "k", "--description", "d", "--content", "c"]);
+  const temp = `${cwd}/.agentmem/.k.0123456789abcdef.tmp`;
+  await Deno.writeTextFile(temp, "partial");
+  const old = new Date(Date.now() - 2 * 3600_000);
+  await Deno.utime(temp, old, old);
+  const before = await snapshotDir(`${cwd}/.agentmem`);
+  for (
+    const args of [["list"], ["read", "k"], ["check"], ["export"], ["info"], [
+      "import",
+      "--dry-run",
+    ]]
+  ) {
+    const r = await cli(cwd, [...args, "--read-only"], { stdin: "" });
+    assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+  }
+  for (
+    const args of [
+      ["write", "k2", "--description", "d", "--content", "c"],
+      ["delete", "k"],
+      ["write", "k", "--description", "d", "--content", "c", "--overwrite"],
+    ]
+  ) {
+    const r = await cli(cwd, [...args, "--read-only", "--json"]);
+    assert.equal(r.code, 1);
+    assert.equal(JSON.parse(r.stderr).error, "read_only");
+  }
+  const imp = await cli(cwd, ["import", "--read-only"], { stdin: "" });
+  assert.equal(imp.code, 2);
+  assert.deepEqual(await snapshotDir(`${cwd}/.agentmem`), before);
 });
 
-Deno.test("cli --read-only refuses writes and deletes", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    await cli(cwd, ["write", "k", "--description", "d", "--content", "c"]);
-    const w = await cli(cwd, [
-      "write",
-      "k2",
-      "--description",
-      "d",
-      "--content",
-      "c",
-      "--read-only",
-      "--json",
-    ]);
-    assert.equal(w.code, 1);
-    assert.equal(JSON.parse(w.stderr).error, "read_only");
-    assert.equal((await cli(cwd, ["delete", "k", "--read-only"])).code, 1);
-    assert.equal((await cli(cwd, ["read", "k", "--read-only"])).code, 0);
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
-});
-
-Deno.test("cli check reads every entry and reports the unreadable ones", async () => {
-  const cwd = await Deno.makeTempDir();
-  try {
-    await cli(cwd, ["write", "ok", "--description", "d", "--content", "c"]);
-    await cli(cwd, ["write", "broken", "--description", "d", "--content", "c"]);
-    // A valid header over a body that is not UTF-8: listed, but unreadable.
-    const bytes = new TextEncoder().encode("---\ndescription: d\n---\n");
-    await Deno.writeFile(`${cwd}/.agentmem/broken.md`, new Uint8Array([...bytes, 0xff, 0xfe]));
-    const result = await cli(cwd, ["check", "--json"]);
-    assert.equal(result.code, 1);
-    const report = JSON.parse(result.stdout);
-    assert.equal(report.entries, 2);
-    assert.deepEqual(report.problems.map((p: { key: string }) => p.key), ["broken"]);
-    assert.equal(report.problems[0].error, "corrupt");
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
+Deno.test("cli commands other than write and import need the directory to exist", async () => {
+  await using t = await tempDir();
+  const cwd = t.path;
+  const r = await cli(cwd, ["list", "--dir", "nope"]);
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.stderr,
+    "agentmem: Cannot open the memory directory given by --dir: it does not exist (only write and import create it)\n",
+  );
+  await Deno.writeTextFile(`${cwd}/notadir`, "");
+  const notDir = await cli(cwd, ["list", "--dir", `${cwd}/notadir`]);
+  assert.equal(notDir.code, 1);
+  assert.ok(!notDir.stderr.includes(cwd), notDir.stderr);
+  assert.deepEqual([...Deno.readDirSync(cwd)].map((e) => e.name), ["notadir"]);
+  const bad = await cli(cwd, ["write", "../etc/passwd", "--description", "d", "--content", "c"]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /^agentmem: Invalid memory key "..\/etc\/passwd"/);
 });

@@ -1,0 +1,74 @@
+// Runs cli.ts as a separate process, as an operator would, and captures its exit status and the
+// exact bytes of stdout and stderr.
+
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+const DECODER = new TextDecoder();
+
+/** What one run of the CLI did. */
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutBytes: Uint8Array;
+}
+
+/** Options of one run. */
+export interface CliRun {
+  /** Standard input (text or bytes); none when omitted. */
+  readonly stdin?: string | Uint8Array;
+  /** Extra environment variables (the rest of the environment is cleared). */
+  readonly env?: Record<string, string>;
+}
+
+/** Runs `cli.ts args...` in `cwd`. */
+export async function cli(cwd: string, args: string[], run: CliRun = {}): Promise<CliResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--no-lock", CLI, ...args],
+    cwd,
+    stdin: run.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: {
+      NO_COLOR: "1",
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "",
+      ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR") as string } : {}),
+      ...run.env,
+    },
+  }).spawn();
+  if (run.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(typeof run.stdin === "string" ? new TextEncoder().encode(run.stdin) : run.stdin);
+    await w.close();
+  }
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: DECODER.decode(out.stdout),
+    stderr: DECODER.decode(out.stderr),
+    stdoutBytes: out.stdout,
+  };
+}
+
+/** A fresh temp directory, removed by `[Symbol.asyncDispose]`. */
+export async function tempDir(): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.makeTempDir({ prefix: "agentmem-cli-" });
+  return {
+    path,
+    [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }).catch(() => {}),
+  };
+}
+
+/** Every file name in `dir` with its bytes, for comparing a store before and after. */
+export async function snapshotDir(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for await (const e of Deno.readDir(dir)) {
+    const st = await Deno.lstat(`${dir}/${e.name}`);
+    files.set(
+      e.name,
+      st.isFile ? `${st.mtime?.getTime()}:${await Deno.readTextFile(`${dir}/${e.name}`)}` : "other",
+    );
+  }
+  return files;
+}
