@@ -71,6 +71,23 @@ export function decodeOptions<S extends OptionsSchema>(
   const fail = (problem: string) =>
     new ConfigError(`[memory:${backend}] Invalid options for the ${backend} backend: ${problem}`);
   if (raw === undefined || raw === null) raw = {};
+  try {
+    return decodeObject(raw, schema, allowedText, fail);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    // A getter that throws, a Proxy trap, a revoked Proxy: the block cannot be read.
+    throw fail(
+      `reading the options failed (${e instanceof Error ? e.name : typeof e}); ${allowedText}`,
+    );
+  }
+}
+
+function decodeObject<S extends OptionsSchema>(
+  raw: unknown,
+  schema: S,
+  allowedText: string,
+  fail: (problem: string) => ConfigError,
+): DecodedOptions<S> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw fail(`expected an object, got ${describeType(raw)}; ${allowedText}`);
   }

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { ConfigError } from "./errors.ts";
+import { ConfigError, MemoryError } from "./errors.ts";
 import { type DecodedOptions, decodeOptions, type OptionsSchema } from "./options.ts";
 import type { Store } from "./types.ts";
 import { instrument, readOnlyStore } from "./_store.ts";
@@ -25,12 +25,24 @@ export interface StoreDeps {
   readonly [dependency: string]: unknown;
 }
 
+/** What `openStore` tells a backend about how the store will be used. */
+export interface OpenContext {
+  /**
+   * `true` when the store is opened read-only: the backend should not create or write anything
+   * (openStore also wraps the store so writes are refused).
+   */
+  readonly readOnly: boolean;
+}
+
 /** A backend: the options it accepts and how to open a store from them. */
 export interface BackendDefinition<S extends OptionsSchema = OptionsSchema> {
   /** The options the backend accepts, decoded strictly by `decodeOptions`. */
   readonly options: S;
-  /** Opens a store. Options arrive decoded; dependencies arrive as the host gave them. */
-  open(options: DecodedOptions<S>, deps: StoreDeps): Promise<Store>;
+  /**
+   * Opens a store. Options arrive decoded; dependencies arrive as the host gave them; the
+   * context says whether the store is read-only.
+   */
+  open(options: DecodedOptions<S>, deps: StoreDeps, context?: OpenContext): Promise<Store>;
 }
 
 /** What `openStore` takes: which backend, its options, and whether the store is read-only. */
@@ -68,15 +80,43 @@ export function registerBackend<S extends OptionsSchema>(
   if (registry.has(name)) {
     throw new ConfigError(`Cannot register backend ${quote(name)}: the name is already registered`);
   }
-  if (
-    definition === null || typeof definition !== "object" ||
-    typeof definition.open !== "function" || typeof definition.options !== "object"
-  ) {
-    throw new ConfigError(
-      `Cannot register backend ${quote(name)}: the definition needs "options" and "open"`,
-    );
+  const problem = definitionProblem(definition);
+  if (problem !== undefined) {
+    throw new ConfigError(`Cannot register backend ${quote(name)}: ${problem}`);
   }
   registry.set(name, definition as unknown as BackendDefinition);
+}
+
+// Why a definition cannot be registered, or `undefined`. Read once, defensively: a getter that
+// throws or a Proxy is a broken definition, not a crash.
+function definitionProblem(definition: unknown): string | undefined {
+  try {
+    if (definition === null || typeof definition !== "object") {
+      return `the definition must be an object with "options" and "open", got ${
+        describeType(definition)
+      }`;
+    }
+    const { open, options } = definition as Record<string, unknown>;
+    if (typeof open !== "function") return `"open" must be a function`;
+    if (options === null || typeof options !== "object" || Array.isArray(options)) {
+      return `"options" must be an object mapping option names to specs, got ${
+        describeType(options)
+      }`;
+    }
+    for (const [key, spec] of Object.entries(options)) {
+      const type = spec !== null && typeof spec === "object"
+        ? (spec as Record<string, unknown>).type
+        : undefined;
+      if (type !== "string" && type !== "boolean" && type !== "number") {
+        return `option ${
+          quote(key)
+        } needs a spec like { type: "string" }, with type "string", "boolean" or "number"`;
+      }
+    }
+    return undefined;
+  } catch (e) {
+    return `reading the definition failed (${e instanceof Error ? e.name : typeof e})`;
+  }
 }
 
 /** The names of the registered backends, sorted. */
@@ -112,6 +152,8 @@ const CONFIG_FIELDS = ["backend", "options", "readOnly"];
  * @throws {ConfigError} on an unknown backend, bad options or a backend mismatch.
  */
 export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}): Promise<Store> {
+  // The config may be a Proxy or carry getters: read it once, into plain values.
+  config = readConfig(config);
   if (config === null || typeof config !== "object" || Array.isArray(config)) {
     throw new ConfigError(`Invalid memory config: expected an object, got ${describeType(config)}`);
   }
@@ -143,7 +185,7 @@ export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}):
     if (injected === null || typeof injected !== "object" || typeof injected.info !== "function") {
       throw new ConfigError(`Invalid memory dependencies: "store" is not a Store`);
     }
-    const actual = injected.info().backend;
+    const actual = injectedBackend(injected);
     if (backend !== undefined && backend !== actual) {
       throw new ConfigError(
         `Cannot open memory: the config names backend ${quote(backend)} but the injected store is ${
@@ -170,9 +212,58 @@ export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}):
         }`,
       );
     }
-    store = instrument(
-      await definition.open(decodeOptions(name, options, definition.options), deps),
-    );
+    const decoded = decodeOptions(name, options, definition.options);
+    let opened: Store;
+    try {
+      opened = await definition.open(decoded, deps, { readOnly: readOnly === true });
+    } catch (e) {
+      if (e instanceof MemoryError) throw e;
+      throw new ConfigError(
+        `Cannot open memory: backend ${quote(name)} failed to open a store (${
+          e instanceof Error ? e.name : typeof e
+        })`,
+        { cause: e },
+      );
+    }
+    store = instrument(opened);
   }
   return readOnly ? readOnlyStore(store) : store;
+}
+
+// The backend name an injected store reports; a store whose info() throws or lies about its
+// shape is a configuration problem, reported as one.
+function injectedBackend(store: Store): string {
+  let backend: unknown;
+  try {
+    backend = store.info().backend;
+  } catch (e) {
+    throw new ConfigError(
+      `Invalid memory dependencies: the injected store's info() failed (${
+        e instanceof Error ? e.name : typeof e
+      })`,
+      { cause: e },
+    );
+  }
+  if (typeof backend !== "string") {
+    throw new ConfigError(
+      `Invalid memory dependencies: the injected store's info().backend must be a string, got ${
+        describeType(backend)
+      }`,
+    );
+  }
+  return backend;
+}
+
+function readConfig(config: unknown): StoreConfig {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw new ConfigError(`Invalid memory config: expected an object, got ${describeType(config)}`);
+  }
+  try {
+    return Object.fromEntries(Object.entries(config)) as StoreConfig;
+  } catch (e) {
+    throw new ConfigError(
+      `Invalid memory config: reading it failed (${e instanceof Error ? e.name : typeof e})`,
+      { cause: e },
+    );
+  }
 }

@@ -1,0 +1,388 @@
+// The file backend's raw operations over one directory; `file.ts` opens it and `buildStore`
+// wraps it with validation, abort checks, error normalization and spans.
+
+import {
+  CorruptError,
+  ExistsError,
+  NotFoundError,
+  StaleError,
+  UnavailableError,
+} from "../store/errors.ts";
+import { MAX_ENTRY_BYTES } from "../store/limits.ts";
+import {
+  decodeUtf8,
+  MAX_HEADER_BYTES,
+  parseEntry,
+  parseHeader,
+  serializeValid,
+} from "../store/serialize.ts";
+import type { Entry, Item } from "../store/types.ts";
+import { checkCapacity, validateKey, type ValidWrite } from "../store/validate.ts";
+import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
+import { quote } from "../store/_text.ts";
+import { DirSync } from "./_dir_sync.ts";
+import {
+  close,
+  createWith,
+  errorCode,
+  kindOf,
+  link,
+  listNames,
+  openForRead,
+  readAll,
+  remove,
+  removeQuietly,
+  rename,
+  syncData,
+} from "./_fs.ts";
+import { lockPath, withLock } from "./_file_lock.ts";
+import { namespaceOf, revisionOf } from "./_file_revision.ts";
+import { selfToken } from "./_process.ts";
+import { sweepName } from "./_file_sweep.ts";
+
+const BACKEND = "file";
+/** What a key's file name ends with. */
+export const SUFFIX = ".md";
+/** What a temp file's name ends with (it also starts with a dot, so it is never a key). */
+export const TEMP_SUFFIX = ".tmp";
+/** The mode of every entry and temp file, whatever the umask. */
+export const FILE_MODE = 0o600;
+// Most headers fit in the first read; a long description takes a second.
+const HEADER_PROBE_BYTES = 1024;
+const HEADER_READ_BYTES = MAX_HEADER_BYTES + 5;
+// What `open` fails with when the name is gone, is a symlink (ELOOP), or is a socket or a device
+// without a driver (ENXIO, ENODEV): no memory file either way.
+const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
+  "ENOENT",
+  "ELOOP",
+  "ENOTDIR",
+  "ENXIO",
+  "ENODEV",
+]);
+const CLOSE = new TextEncoder().encode("\n---\n");
+const ENCODER = new TextEncoder();
+// Reads are synchronous from open to decode, so one buffer serves every read of the process: one
+// byte over the largest valid entry, to tell a file that is too large.
+const ENTRY_BUF = new Uint8Array(MAX_ENTRY_BYTES + 1);
+const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
+
+/** How a file store was opened. */
+export interface FileConfig {
+  readonly root: string;
+  readonly durable: boolean;
+  readonly readBeforeUpdate: boolean;
+  readonly writable: boolean;
+}
+
+/** The raw operations of a file store. */
+export class FileBackend implements BackendOps {
+  readonly info = { backend: BACKEND, location: "" };
+  readonly #c: FileConfig;
+  readonly #ns: string;
+  readonly #dirSync: DirSync;
+
+  constructor(config: FileConfig) {
+    this.#c = config;
+    this.#ns = namespaceOf(config.root);
+    this.#dirSync = new DirSync(config.root);
+  }
+
+  #path(key: string): string {
+    return `${this.#c.root}/${key}${SUFFIX}`;
+  }
+
+  // deno-lint-ignore require-await
+  async list(): Promise<Item[]> {
+    const items: Item[] = [];
+    for (const { name, isFile } of listNames(this.#c.root)) {
+      const key = isFile ? keyOf(name) : undefined;
+      if (key === undefined) {
+        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
+        continue;
+      }
+      const description = this.#readDescription(key);
+      if (description !== undefined) items.push({ key, description });
+    }
+    return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  // deno-lint-ignore require-await
+  async read(key: string, call: Call): Promise<Entry> {
+    const bytes = this.#readCurrent(key);
+    if (bytes === undefined) throw notFound(key);
+    // Parsed before the revision is recorded: a run is granted only what it could read.
+    const entry = parseEntry(bytes, key);
+    const revision = call.scope === null ? 0 : revisionOf(bytes);
+    abortCheck(BACKEND, "read", key, call.signal);
+    if (call.scope !== null) call.scope.record(this.#ns, key, revision);
+    return entry;
+  }
+
+  async create(w: ValidWrite, call: Call): Promise<void> {
+    const path = this.#path(w.key);
+    // A key that holds a memory costs a stat, not a durable write; link stays the arbiter.
+    const kind = kindOf(path);
+    if (kind === "file") throw exists(w.key);
+    if (kind !== null) throw occupied("create", w.key);
+    const bytes = ENCODER.encode(serializeValid(w.description, w.content));
+    const temp = await this.#stage(w.key, bytes, () => this.#checkCapacity(w.key, path));
+    try {
+      abortCheck(BACKEND, "create", w.key, call.signal);
+      link(temp, path);
+    } catch (e) {
+      if (errorCode(e) === "EEXIST") {
+        throw kindOf(path) === "file" ? exists(w.key) : occupied("create", w.key);
+      }
+      throw e;
+    } finally {
+      removeQuietly(temp);
+    }
+    await this.#flushDir();
+    this.#record(call, w.key, bytes);
+  }
+
+  async update(w: ValidWrite, call: Call): Promise<void> {
+    const path = this.#path(w.key);
+    const bytes = ENCODER.encode(serializeValid(w.description, w.content));
+    if (this.#c.readBeforeUpdate) return this.#checkedUpdate(w.key, path, bytes, call);
+    const kind = kindOf(path);
+    if (kind !== null && kind !== "file") throw occupied("update", w.key);
+    // An update that creates a key is on the create path, so it counts against capacity.
+    const temp = await this.#stage(
+      w.key,
+      bytes,
+      kind === null ? () => this.#checkCapacity(w.key, path) : undefined,
+    );
+    try {
+      abortCheck(BACKEND, "update", w.key, call.signal);
+      rename(temp, path);
+    } catch (e) {
+      removeQuietly(temp);
+      throw e;
+    }
+    await this.#flushDir();
+    this.#record(call, w.key, bytes);
+  }
+
+  async delete(key: string, call: Call): Promise<boolean> {
+    // Whatever happens, the run loses its authority over the key.
+    call.scope?.forget(this.#ns, key);
+    const path = this.#path(key);
+    const removeIt = () => {
+      // Something that is not a regular file is not a memory: leave it alone.
+      if (kindOf(path) !== "file") return false;
+      return remove(path); // false: a concurrent deleter won
+    };
+    // With revision checks on, a delete takes the key's lock too, so it can never fall between
+    // an update's check and its rename (which would bring the deleted key back).
+    const removed = this.#c.readBeforeUpdate
+      ? await withLock(lockPath(this.#c.root, key), key, call.signal, removeIt)
+      : removeIt();
+    if (removed) await this.#flushDir();
+    return removed;
+  }
+
+  // Replaces the key only if what it holds now is what this run last read or wrote: the check
+  // and the rename happen under the key's lock, synchronously, so no other writer can come in
+  // between. The new entry is staged and flushed before the lock is taken.
+  async #checkedUpdate(key: string, path: string, bytes: Uint8Array, call: Call): Promise<void> {
+    const seen = call.scope?.revision(this.#ns, key);
+    if (seen === undefined || seen <= 0) {
+      throw stale(key, "this run has not read it; read it first, then update");
+    }
+    const temp = await this.#stage(key, bytes);
+    let why: string | undefined;
+    let renamed = false;
+    try {
+      abortCheck(BACKEND, "update", key, call.signal);
+      why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
+        const current = this.#readCurrent(key);
+        if (current === undefined) return "it was deleted since this run read it";
+        if (revisionOf(current) !== seen) return "it changed since this run read it";
+        rename(temp, path);
+        renamed = true;
+        return undefined;
+      });
+    } finally {
+      if (!renamed) removeQuietly(temp);
+    }
+    if (why !== undefined) {
+      call.scope?.forget(this.#ns, key);
+      throw stale(key, `${why}; read it again, then update`);
+    }
+    await this.#flushDir();
+    this.#record(call, key, bytes);
+  }
+
+  // The bytes a key's file holds now, or `undefined` when there is no regular file under its
+  // name. Only a regular file is opened (opening a FIFO would release a writer blocked on it,
+  // and opening a device can act on it); the open flags refuse a symlink and never block.
+  #readCurrent(key: string): Uint8Array | undefined {
+    const path = this.#path(key);
+    if (kindOf(path) !== "file") return undefined;
+    let fd: number;
+    try {
+      fd = openForRead(path);
+    } catch (e) {
+      if (NOT_A_MEMORY_FILE.has(errorCode(e))) return undefined;
+      throw e;
+    }
+    let n: number;
+    try {
+      n = readAll(fd, ENTRY_BUF);
+    } finally {
+      close(fd);
+    }
+    if (n > MAX_ENTRY_BYTES) {
+      throw new CorruptError(
+        `[memory:file] Cannot parse memory ${
+          quote(key)
+        }: the file has more than ${MAX_ENTRY_BYTES} bytes, the limit of an entry`,
+        { key },
+      );
+    }
+    return ENTRY_BUF.subarray(0, n);
+  }
+
+  // The description in a key's header, reading as little of the file as the header needs.
+  // `undefined` when the file vanished, may not be read or has no valid header: listing skips
+  // it, as one bad file must not hide every other memory (read() of it reports the failure).
+  #readDescription(key: string): string | undefined {
+    let fd: number;
+    try {
+      fd = openForRead(this.#path(key));
+    } catch (e) {
+      const code = errorCode(e);
+      if (NOT_A_MEMORY_FILE.has(code) || code === "EACCES" || code === "EPERM") return undefined;
+      throw e;
+    }
+    try {
+      let n = readAll(fd, HEADER_BUF.subarray(0, HEADER_PROBE_BYTES));
+      let end = indexOfClose(HEADER_BUF, n);
+      if (end < 0 && n === HEADER_PROBE_BYTES) {
+        n = readAll(fd, HEADER_BUF, n);
+        end = indexOfClose(HEADER_BUF, n);
+      }
+      const header = HEADER_BUF.subarray(0, end < 0 ? n : end + CLOSE.length);
+      return parseHeader(decodeUtf8(header, key), key).description;
+    } catch (e) {
+      if (e instanceof CorruptError) return undefined;
+      // A name that is not a regular file after all (swapped in after the directory was read).
+      if (errorCode(e) === "EISDIR" || errorCode(e) === "EAGAIN") return undefined;
+      throw e;
+    } finally {
+      close(fd);
+    }
+  }
+
+  // How many memories the directory holds, counted on every create: a count any older could
+  // miss a create made since by another handle or process.
+  #count(): number {
+    let n = 0;
+    for (const { name, isFile } of listNames(this.#c.root)) {
+      if (isFile && keyOf(name) !== undefined) n++;
+    }
+    return n;
+  }
+
+  #checkCapacity(key: string, path: string): void {
+    try {
+      checkCapacity(this.#count(), key);
+    } catch (e) {
+      // A full store still says "exists" for a key it holds: that is the answer a caller can use.
+      if (kindOf(path) === "file") throw exists(key);
+      throw e;
+    }
+  }
+
+  // Writes an entry to a new temp file in the directory (mode 0600) and flushes it. `meanwhile`
+  // runs while the flush is under way (the capacity count), so its cost hides behind the disk's.
+  async #stage(key: string, bytes: Uint8Array, meanwhile?: () => void): Promise<string> {
+    const temp = `${this.#c.root}/.${key}.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
+    const fd = createWith(temp, bytes, FILE_MODE);
+    try {
+      const flushed = this.#c.durable ? syncData(fd) : undefined;
+      try {
+        meanwhile?.();
+      } finally {
+        await flushed;
+      }
+    } catch (e) {
+      removeQuietly(temp);
+      throw e;
+    } finally {
+      close(fd);
+    }
+    return temp;
+  }
+
+  #flushDir(): Promise<void> {
+    return this.#c.durable ? this.#dirSync.flush() : Promise.resolve();
+  }
+
+  #record(call: Call, key: string, bytes: Uint8Array): void {
+    if (call.scope !== null && !call.signal?.aborted) {
+      call.scope.record(this.#ns, key, revisionOf(bytes));
+    }
+  }
+}
+
+/** The key a file name stands for, or `undefined` for a name that is not a legal key's file. */
+export function keyOf(name: string): string | undefined {
+  if (!name.endsWith(SUFFIX) || name.charCodeAt(0) === 0x2e) return undefined;
+  try {
+    return validateKey(name.slice(0, -SUFFIX.length));
+  } catch {
+    return undefined;
+  }
+}
+
+function indexOfClose(bytes: Uint8Array, length: number): number {
+  // The header opens with "---\n", so its close can start at byte 3 at the earliest.
+  for (let i = bytes.indexOf(0x0a, 3); i >= 0 && i + CLOSE.length <= length;) {
+    let match = true;
+    for (let j = 1; j < CLOSE.length; j++) {
+      if (bytes[i + j] !== CLOSE[j]) {
+        match = false;
+        break;
+      }
+    }
+    if (match) return i;
+    i = bytes.indexOf(0x0a, i + 1);
+  }
+  return -1;
+}
+
+function randomHex(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function notFound(key: string): NotFoundError {
+  return new NotFoundError(
+    `[memory:file] Cannot read memory ${quote(key)}: no memory has this key`,
+    { key },
+  );
+}
+
+function exists(key: string): ExistsError {
+  return new ExistsError(`[memory:file] Cannot create memory ${quote(key)}: it already exists`, {
+    key,
+  });
+}
+
+function stale(key: string, why: string): StaleError {
+  return new StaleError(
+    `[memory:file] Cannot update memory ${quote(key)}: ${why}`,
+    { key },
+  );
+}
+
+function occupied(op: "create" | "update", key: string): UnavailableError {
+  return new UnavailableError(
+    `[memory:file] Cannot ${op} memory ${
+      quote(key)
+    }: its name is taken by something that is not a memory file (a directory or link); an operator must remove it`,
+    { key },
+  );
+}
