@@ -111,8 +111,8 @@ async function runtimeDependencies(
   return Object.fromEntries(Object.entries(deps).sort(([a], [b]) => a < b ? -1 : 1));
 }
 
-// Lines of the bundle, outside comments, that name the Deno global.
-function denoGlobalUses(js: string): string[] {
+/** Lines of a bundle, outside comments, that name the Deno global. */
+export function denoGlobalUses(js: string): string[] {
   return js.split("\n")
     .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
     .filter((line) => /(?<![.\w$])Deno\./.test(line))

@@ -6,6 +6,7 @@
 // elsewhere (.ci/run installs them; see tests/_runtimes/_runtimes.ts).
 
 import assert from "node:assert/strict";
+import { denoGlobalUses } from "../scripts/build_npm.ts";
 import type { Prepared } from "./_runtimes/prepare.ts";
 import { denoRacer, race, type Racer } from "./_runtimes/_race.ts";
 import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes/_runtimes.ts";
@@ -128,6 +129,60 @@ Deno.test({
     for (const file of ["package.json", "index.mjs", "index.d.mts", "README.md", "LICENSE"]) {
       assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
     }
+  },
+});
+
+Deno.test({
+  name: "[npm] the package's code never names the Deno global",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const { app } = await project();
+    const js = await Deno.readTextFile(`${app}/node_modules/@agentmem/memory/index.mjs`);
+    assert.deepEqual(denoGlobalUses(js), []);
+  },
+});
+
+Deno.test({
+  name: "[npm] the package's types check under tsc --strict with Node's module resolution",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const { app } = await project();
+    // The expected error proves the types are real: were anything `any`, tsc would report an
+    // unused @ts-expect-error instead.
+    await Deno.writeTextFile(
+      `${app}/consumer.ts`,
+      [
+        'import { type Entry, ExistsError, openFileStore, Scope, type Store } from "@agentmem/memory";',
+        'const store: Store = await openFileStore({ dir: ".agentmem" });',
+        'const entry: Entry = await store.read("k", { scope: new Scope() });',
+        "// @ts-expect-error content is a string",
+        "const n: number = entry.content;",
+        "console.log(n, ExistsError);",
+      ].join("\n") + "\n",
+    );
+    const imports = JSON.parse(await Deno.readTextFile(CONFIG)).imports as Record<string, string>;
+    const tsc = new LineProcess(Deno.execPath(), [
+      "run",
+      "--allow-all",
+      "--config",
+      CONFIG,
+      `${imports.typescript}/tsc`,
+      "--noEmit",
+      "--strict",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "esnext",
+      "--lib",
+      "esnext,dom",
+      `${app}/consumer.ts`,
+    ], { cwd: app });
+    const { code, stdout, stderr } = await tsc.done;
+    assert.equal(code, 0, `tsc failed:\n${stdout}${stderr}`);
   },
 });
 
