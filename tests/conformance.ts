@@ -38,6 +38,8 @@ export interface ConformanceOptions {
   readonly enforcesReadBeforeUpdate: boolean;
   /** Opens a fresh, empty store. */
   readonly open: () => Promise<Fixture>;
+  /** Told apart in test names when one backend runs the suite twice (`file+rbu`, say). */
+  readonly label?: string;
   /** Options passed to every test (to skip when a server is missing, say); see _test_api.ts. */
   readonly testOptions?: TestOptions;
 }
@@ -73,7 +75,7 @@ export function conformance(options: ConformanceOptions): void {
   const { backend, enforcesReadBeforeUpdate } = options;
   const test = (name: string, fn: (f: Fixture) => Promise<void>) =>
     registerTest({
-      name: `[${backend}] ${name}`,
+      name: `[${options.label ?? backend}] ${name}`,
       sanitizeResources: false,
       sanitizeOps: false,
       ...options.testOptions,
@@ -187,6 +189,34 @@ export function conformance(options: ConformanceOptions): void {
       await other.create("d", "theirs", "theirs");
       await assert.rejects(store.update("d", "mine", "mine", { scope }), StaleError);
       assert.equal((await store.read("d")).content, "theirs");
+    });
+
+    test("a scope restored from its JSON snapshot authorizes what it read, nothing else", async ({ store, peer }) => {
+      await store.create("j", "v1", "v1");
+      await store.create("other", "v1", "v1");
+      const json = JSON.stringify((await readScope(store, "j")).snapshot());
+      const resumed = Scope.restore(JSON.parse(json));
+      await assert.rejects(store.update("other", "x", "x", { scope: resumed }), StaleError);
+      await (await peer()).update("j", "v2", "v2", { scope: resumed });
+      assert.equal((await store.read("j")).content, "v2");
+      // The write recorded the new revision, so the same run may go on writing.
+      await store.update("j", "v3", "v3", { scope: resumed });
+      assert.equal((await store.read("j")).content, "v3");
+    });
+
+    test("updates racing from one read: exactly one wins, the others are stale", async ({ store, peer }) => {
+      await store.create("race", "v0", "v0");
+      const stores = [store, await peer(), await peer(), await peer()];
+      const scopes = await Promise.all(stores.map((s) => readScope(s, "race")));
+      const results = await Promise.allSettled(
+        stores.map((s, i) => s.update("race", `by ${i}`, `by ${i}`, { scope: scopes[i] })),
+      );
+      const won = results.flatMap((r, i) => r.status === "fulfilled" ? [i] : []);
+      assert.equal(won.length, 1);
+      for (const r of results) {
+        if (r.status === "rejected") assert.ok(r.reason instanceof StaleError, String(r.reason));
+      }
+      assert.equal((await store.read("race")).content, `by ${won[0]}`);
     });
   } else {
     test("update() of a missing key creates it (no read-before-update)", async ({ store }) => {

@@ -1,6 +1,7 @@
 import { openFileStore } from "../mod.ts";
 import { conformance } from "./conformance.ts";
 
+// The seed's contract: update replaces, and creates a key that holds nothing.
 conformance({
   backend: "file",
   enforcesReadBeforeUpdate: false,
@@ -9,6 +10,21 @@ conformance({
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
+      cleanup: () => Deno.remove(dir, { recursive: true }),
+    };
+  },
+});
+
+// With revision checks on, the same rules as jetstream.
+conformance({
+  backend: "file",
+  label: "file+readBeforeUpdate",
+  enforcesReadBeforeUpdate: true,
+  open: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "agentmem-conf-rbu-" });
+    return {
+      store: await openFileStore({ dir, readBeforeUpdate: true }),
+      peer: () => openFileStore({ dir, readBeforeUpdate: true }),
       cleanup: () => Deno.remove(dir, { recursive: true }),
     };
   },
