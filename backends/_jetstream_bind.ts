@@ -216,5 +216,11 @@ export async function probePurge(
 
 /** `true` when the server refused a request for lack of permission. */
 export function isPermissionDenied(e: unknown): boolean {
-  return errorName(e) === "PermissionViolationError";
+  // The client reports it as a RequestError caused by a PermissionViolationError.
+  for (let c = e, depth = 0; c instanceof Error && depth < 4; c = c.cause, depth++) {
+    if (c.name === "PermissionViolationError" || c.message.startsWith("Permissions Violation")) {
+      return true;
+    }
+  }
+  return false;
 }

@@ -77,6 +77,10 @@ export function reason(e: unknown, bucket: string, within: string): string {
       return "the NATS connection is draining";
     case "PermissionViolationError":
       return "the NATS user is not permitted to make this request";
+    case "RequestError":
+      return e instanceof Error && e.message.startsWith("Permissions Violation")
+        ? "the NATS user is not permitted to make this request"
+        : "the NATS request failed (RequestError)";
     default:
       return `the NATS client failed (${errorName(e)})`;
   }

@@ -2,6 +2,7 @@
 // revision-checked writes hold across processes, not only across stores in one process.
 
 import assert from "node:assert/strict";
+import { CapacityError, MAX_ENTRIES } from "../mod.ts";
 import { needsNats } from "./_nats_server.ts";
 import { BUCKET, natsFixture } from "./_jetstream_fixture.ts";
 import { Worker } from "./_workers/jetstream_spawn.ts";
@@ -107,3 +108,37 @@ test(`${PROCESSES} processes racing on ${KEYS} keys: one creator and one existed
     await Promise.all(workers.map((w) => w[Symbol.asyncDispose]()));
   }
 });
+
+test(
+  `${PROCESSES} processes filling an empty store end with ${MAX_ENTRIES} to ${
+    MAX_ENTRIES + PROCESSES
+  } entries, and every acknowledged create is there`,
+  async () => {
+    await using f = await natsFixture();
+    const store = await f.open({ prefix: "shared" });
+    const { workers, control } = await startWorkers((control) => ({
+      servers: f.server.url,
+      bucket: BUCKET,
+      control,
+      mode: "fill",
+    }));
+    try {
+      f.nc.publish(control);
+      const results = await Promise.all(workers.map((w) => w.next("filled")));
+      await Promise.all(workers.map((w) => w.finished()));
+      const created = results.reduce((n, r) => n + (r.created as number), 0);
+      const listed = (await store.list()).length;
+      console.log(
+        `fill: ${PROCESSES} processes from empty created ${created} entries (${
+          results.map((r) => r.created).join(" + ")
+        }); the store lists ${listed}`,
+      );
+      // Overlapping creates may overshoot by at most the creates in flight: one per process.
+      assert.ok(listed >= MAX_ENTRIES && listed <= MAX_ENTRIES + PROCESSES, `${listed} entries`);
+      assert.equal(created, listed);
+      await assert.rejects(store.create("one-more", "d", "c"), CapacityError);
+    } finally {
+      await Promise.all(workers.map((w) => w[Symbol.asyncDispose]()));
+    }
+  },
+);

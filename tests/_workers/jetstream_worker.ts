@@ -4,7 +4,7 @@
 // message on the job's control subject, so every process starts it at the same moment.
 
 import { connect } from "@nats-io/transport-node";
-import { ExistsError, openJetStreamStore, Scope, StaleError } from "../../mod.ts";
+import { CapacityError, ExistsError, openJetStreamStore, Scope, StaleError } from "../../mod.ts";
 
 /** What a worker does. */
 export type Job =
@@ -12,6 +12,7 @@ export type Job =
   & (
     | { readonly mode: "counter"; readonly increments: number }
     | { readonly mode: "contend"; readonly keys: number }
+    | { readonly mode: "fill" }
   );
 
 const job = JSON.parse(Deno.args[0] ?? "{}") as Job;
@@ -46,6 +47,19 @@ if (job.mode === "counter") {
     }
   }
   print({ t: "counted", done, stale });
+} else if (job.mode === "fill") {
+  // Create keys of its own until the store says it is full.
+  await nextPhase();
+  let created = 0;
+  for (;; created++) {
+    try {
+      await store.create(`w${Deno.pid}-${created}`, "filler", "x");
+    } catch (e) {
+      if (!(e instanceof CapacityError)) throw e;
+      break;
+    }
+  }
+  print({ t: "filled", created });
 } else {
   // One round per key and phase: every process waits for the go signal, then all of them
   // create (or delete) that one key at the same moment.
