@@ -1,6 +1,8 @@
 // Runs cli.ts as a separate process, as an operator would, and captures its exit status and the
 // exact bytes of stdout and stderr.
 
+import { MAX_CONTENT_BYTES } from "../mod.ts";
+
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const DECODER = new TextDecoder();
 
@@ -72,3 +74,15 @@ export async function snapshotDir(dir: string): Promise<Map<string, string>> {
   }
   return files;
 }
+
+/** Entries that stress the dump: hostile descriptions, 64 KiB bodies, every odd character. */
+export const HOSTILE: ReadonlyArray<[string, string, string]> = [
+  ["colon", 'say: "hi" - twice # not a comment', "---\nlooks like a header\n---\n"],
+  ["dash", "- leading dash", ""],
+  ["bidi", "\u202eevil\u2066 \u200b zero width \u{E0041}", "\u001b]52;c;aGk=\u0007\u009b2J"],
+  ["yaml", "--- {a: [b]} &anchor *alias !!tag", "\r\n\u2028\u2029\ufeff"],
+  ["quote", "'single' \"double\" `back` \\ backslash", "\u0000nul\u0001"],
+  ["big.ascii", "64 KiB of ASCII", "x".repeat(MAX_CONTENT_BYTES)],
+  ["big.utf8", "64 KiB of 4-byte runes", "\u{1F600}".repeat(MAX_CONTENT_BYTES / 4)],
+  ["long.desc", "\u{1F600}".repeat(500), "emoji description at the limit"],
+];

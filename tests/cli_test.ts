@@ -174,6 +174,7 @@ Deno.test("cli shows hostile stored text escaped; --raw gives the body byte for 
   assert.equal(list.stdout, "evil\tclip \\u202eevil\\u2066 \\u200b\\u00ad\\u{e0041} done\n");
   for (const r of [read, list]) {
     // Nothing a terminal would act on reaches stdout.
+    // deno-lint-ignore no-control-regex
     assert.doesNotMatch(r.stdout, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e\u2066\u200b]/);
   }
   const raw = await cli(cwd, ["read", "evil", "--raw"]);
@@ -182,6 +183,7 @@ Deno.test("cli shows hostile stored text escaped; --raw gives the body byte for 
   assert.deepEqual(JSON.parse(json.stdout), { key: "evil", description, content });
   assert.doesNotMatch(
     json.stdout.trimEnd(),
+    // deno-lint-ignore no-control-regex
     /[\u0000-\u001f\u007f-\u009f\u202e\u2066\u200b\u2028]/,
   );
 });
