@@ -8,6 +8,7 @@ import { openFileStore } from "../../mod.ts";
 import { conformance } from "../conformance.ts";
 import { finish } from "./_finish.ts";
 
+// The seed's contract: update replaces, and creates a key that holds nothing.
 conformance({
   backend: "file",
   enforcesReadBeforeUpdate: false,
@@ -16,6 +17,21 @@ conformance({
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
+      cleanup: () => rm(dir, { recursive: true, force: true }),
+    };
+  },
+});
+
+// With revision checks on, the same rules as jetstream.
+conformance({
+  backend: "file",
+  label: "file+readBeforeUpdate",
+  enforcesReadBeforeUpdate: true,
+  open: async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agentmem-conf-rbu-"));
+    return {
+      store: await openFileStore({ dir, readBeforeUpdate: true }),
+      peer: () => openFileStore({ dir, readBeforeUpdate: true }),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
   },
