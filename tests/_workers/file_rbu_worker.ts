@@ -1,0 +1,85 @@
+// A separate OS process for the file backend's limit and revision-check tests. It takes one JSON
+// job as its argument and prints one JSON line per event.
+
+import {
+  CapacityError,
+  ExistsError,
+  MemoryError,
+  openFileStore,
+  openStore,
+  Scope,
+  StaleError,
+} from "../../mod.ts";
+import { acquire, lockPath } from "../../backends/_file_lock.ts";
+import { selfToken } from "../../backends/_process.ts";
+
+/** What a worker does. */
+export type RbuJob =
+  | { job: "counter"; dir: string; key: string; n: number }
+  | { job: "hold"; dir: string; key: string }
+  | { job: "token" }
+  | { job: "capacity"; dir: string; prefix: string; n: number }
+  | { job: "readonly"; dir: string };
+
+const say = (record: Record<string, unknown>) => console.log(JSON.stringify(record));
+const job = JSON.parse(Deno.args[0] ?? "{}") as RbuJob;
+
+switch (job.job) {
+  case "counter": {
+    // Read-modify-write increments with retries on StaleError: none may be lost.
+    const store = await openFileStore({ dir: job.dir, readBeforeUpdate: true });
+    let retries = 0;
+    for (let done = 0; done < job.n;) {
+      const scope = new Scope();
+      const { content } = await store.read(job.key, { scope });
+      try {
+        await store.update(job.key, "counter", String(Number(content) + 1), { scope });
+        done++;
+        if (done === 1) say({ t: "first" });
+      } catch (e) {
+        if (!(e instanceof StaleError)) throw e;
+        retries++;
+      }
+    }
+    say({ t: "done", retries });
+    break;
+  }
+  case "hold": {
+    const dir = await Deno.realPath(job.dir);
+    await acquire(lockPath(dir, job.key), job.key);
+    say({ t: "locked", token: selfToken() });
+    await new Promise(() => {}); // held until the test kills this process
+    break;
+  }
+  case "token":
+    say({ t: "token", token: selfToken() });
+    break;
+  case "capacity": {
+    const store = await openFileStore({ dir: job.dir });
+    let created = 0;
+    let full = 0;
+    for (let i = 0; i < job.n; i++) {
+      try {
+        await store.create(`${job.prefix}-${i}`, "filler", "");
+        created++;
+      } catch (e) {
+        if (e instanceof CapacityError) full++;
+        else if (!(e instanceof ExistsError)) throw e;
+      }
+    }
+    say({ t: "done", created, full });
+    break;
+  }
+  case "readonly": {
+    try {
+      const store = await openStore({ backend: "file", readOnly: true, options: { dir: job.dir } });
+      const items = await store.list();
+      const first = items[0] === undefined ? null : await store.read(items[0].key);
+      say({ t: "listed", count: items.length, first });
+      await store.create("x", "d", "c").catch((e) => say({ t: "write", code: e.code }));
+    } catch (e) {
+      say({ t: "error", code: e instanceof MemoryError ? e.code : String(e) });
+    }
+    break;
+  }
+}
