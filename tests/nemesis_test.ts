@@ -9,7 +9,8 @@ import { check, summaryLine } from "./nemesis/checker.ts";
 import type { HistoryRecord, OpRecord } from "./nemesis/history.ts";
 import { FAULTS } from "./nemesis/nemesis.ts";
 import { canUseNamespaces } from "./nemesis/netns.ts";
-import { runNemesisCluster, serverBinary } from "./nemesis/main.ts";
+import { runNemesisCluster } from "./nemesis/main.ts";
+import { serverBinary } from "./nemesis/servers.ts";
 
 const SEED = 14;
 const CI = Deno.env.get("CI") === "true";
