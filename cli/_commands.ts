@@ -82,7 +82,10 @@ export async function write(store: Store, key: string, o: CommandOptions): Promi
   }
   const content = o.content ??
     (o.file !== undefined
-      ? decodeStrict(await readBytes(o.file, "--file"), "the file given by --file")
+      ? decodeStrict(
+        await readBytes(o.file, "the file given by --file"),
+        "the file given by --file",
+      )
       : decodeStrict(await readStdinBytes(), "standard input"));
   const done = await writeOne(store, key, o.description, content, o.overwrite);
   out(o.json ? safeJson({ key, written: done }) : `${done} ${key}`);

@@ -6,7 +6,7 @@ import { ExistsError, MAX_ENTRIES, MemoryError, NotFoundError } from "../mod.ts"
 import type { AuditEntry } from "../backends/_audit.ts";
 import { auditOf } from "./_check.ts";
 import { writeOne } from "./_commands.ts";
-import { type DumpRecord, parseDump } from "./_dump.ts";
+import { type DumpRecord, type ParsedDump, parseDump } from "./_dump.ts";
 import { readBytes, readStdinBytes } from "./_input.ts";
 import type { Opened } from "./_open.ts";
 import { err, out, plural, safeJson } from "./_output.ts";
@@ -28,17 +28,31 @@ interface Step {
 
 const SHOWN_PROBLEMS = 50;
 
-/** Runs `import` from `source` (a path) or standard input. */
+/**
+ * Runs `import` from `source` (a path) or standard input. The store is opened only once the whole
+ * input has passed its checks, so bad input leaves even a missing directory uncreated.
+ */
 export async function importDump(
-  opened: Opened,
+  openStore: () => Promise<Opened>,
   source: string | undefined,
   o: ImportOptions,
 ): Promise<number> {
-  const bytes = source === undefined ? await readStdinBytes() : await readBytes(source, "import");
+  const bytes = source === undefined
+    ? await readStdinBytes()
+    : await readBytes(source, "the file to import");
   const dump = parseDump(bytes);
   if (dump.problems.length > 0) {
     return refuse(o, dump.problems, `${plural(dump.problems.length, "bad line", "bad lines")}`);
   }
+  const opened = await openStore();
+  try {
+    return await importRecords(opened, dump, o);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions): Promise<number> {
   if (dump.skippedAtExport > 0 && !o.json) {
     err(
       `note: the export that wrote this dump left out ${

@@ -20,7 +20,7 @@ export async function readBytes(path: string, what: string): Promise<Uint8Array>
       : e instanceof Deno.errors.IsADirectory
       ? "it is a directory"
       : "it cannot be read";
-    throw new InputError(`Cannot read the file given by ${what}: ${why}`);
+    throw new InputError(`Cannot read ${what}: ${why}`);
   }
 }
 
@@ -69,5 +69,5 @@ export function decodeStrict(bytes: Uint8Array, what: string): string {
 
 /** Reads a file as strict UTF-8. */
 export async function readUtf8File(path: string, what: string): Promise<string> {
-  return decodeStrict(await readBytes(path, what), `the file given by ${what}`);
+  return decodeStrict(await readBytes(path, what), what);
 }

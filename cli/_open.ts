@@ -44,7 +44,7 @@ export async function storeConfig(o: OpenOptions): Promise<StoreConfig> {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await readUtf8File(o.config, "--config"));
+      parsed = JSON.parse(await readUtf8File(o.config, "the file given by --config"));
     } catch (e) {
       throw new UsageError(
         e instanceof InputError ? e.message : "the --config file is not valid JSON",

@@ -120,6 +120,13 @@ export async function main(args: string[]): Promise<number> {
       throw new UsageError("import writes; with --read-only only --dry-run is allowed");
     }
 
+    if (command === "import") {
+      return await importDump(() => open(openOptions), rest[0], {
+        json,
+        overwrite: flag("overwrite"),
+        dryRun,
+      });
+    }
     const opened = await open(openOptions);
     try {
       const o: commands.CommandOptions = {
@@ -143,10 +150,8 @@ export async function main(args: string[]): Promise<number> {
           return await commands.remove(opened.store, key as string, o);
         case "check":
           return await check(opened, json);
-        case "export":
-          return await exportDump(opened, json);
         default:
-          return await importDump(opened, rest[0], { json, overwrite: o.overwrite, dryRun });
+          return await exportDump(opened, json);
       }
     } finally {
       await opened.close();
