@@ -230,26 +230,33 @@ for (const spec of RUNTIMES) {
   );
 }
 
-test(
-  "[deno+node+bun] a Deno, a Node 22, a Node 24 and a Bun process race create() of the same keys in one directory: one winner each",
-  RUNTIMES.map((s) => s.name),
-  async () => {
-    const { app } = await project();
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
-    try {
-      const racers: Racer[] = [
-        denoRacer("deno", dir),
-        ...RUNTIMES.map((spec) => ({
-          id: spec.name,
-          cmd: runtime(spec.name).bin,
-          args: [`${app}/race_worker.mjs`],
-          cwd: app,
-        })),
-      ];
-      const wins = await race(dir, RACE_KEYS, racers);
-      console.log(`wins: ${JSON.stringify(wins)}`);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-);
+const MIXED_RACES = {
+  create: "race create() of the same keys in one directory",
+  update: "race update() of the same keys, each from its own read, with revision checks on",
+} as const;
+
+for (const [mode, what] of Object.entries(MIXED_RACES) as [keyof typeof MIXED_RACES, string][]) {
+  test(
+    `[deno+node+bun] a Deno, a Node 22, a Node 24 and a Bun process ${what}: one winner each`,
+    RUNTIMES.map((s) => s.name),
+    async () => {
+      const { app } = await project();
+      const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
+      try {
+        const racers: Racer[] = [
+          denoRacer("deno", dir),
+          ...RUNTIMES.map((spec) => ({
+            id: spec.name,
+            cmd: runtime(spec.name).bin,
+            args: [`${app}/race_worker.mjs`],
+            cwd: app,
+          })),
+        ];
+        const wins = await race(dir, RACE_KEYS, racers, mode);
+        console.log(`wins: ${JSON.stringify(wins)}`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
+}

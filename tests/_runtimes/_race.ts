@@ -1,7 +1,8 @@
-// The create race between real OS processes of any runtimes over one directory, for
-// tests/runtimes_test.ts: every racer creates the same keys in the same order after one start
-// signal; each key must have exactly one winner, every other racer must get ExistsError, and the
-// stored body must be the winner's. Deno-side helper.
+// The races between real OS processes of any runtimes over one directory, for
+// tests/runtimes_test.ts: every racer creates (or, with revision checks, updates from one read)
+// the same keys in the same order after one start signal; each key must have exactly one winner,
+// every other racer must get ExistsError (StaleError), and the stored body must be the winner's.
+// Deno-side helper.
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
@@ -39,16 +40,22 @@ export function denoRacer(id: string, dir: string): Racer {
 }
 
 /**
- * Runs the racers over `dir` on `keys` and checks the outcome. Returns how many keys each racer
+ * Runs the racers over `dir` on `keys` and checks the outcome. In "update" mode the keys are
+ * created first, and every racer updates each from its own read. Returns how many keys each racer
  * won (reported, never asserted: who wins is up to the scheduler).
  */
 export async function race(
   dir: string,
   keys: readonly string[],
   racers: readonly Racer[],
+  mode: "create" | "update" = "create",
 ): Promise<Record<string, number>> {
+  if (mode === "update") {
+    const seed = await openFileStore({ dir });
+    for (const key of keys) await seed.create(key, "seed", "seed");
+  }
   const procs = racers.map((r) => {
-    const job: RaceJob = { dir, keys, id: r.id };
+    const job: RaceJob = { dir, keys, id: r.id, mode };
     return new LineProcess(r.cmd, [...r.args, JSON.stringify(job)], {
       ...(r.cwd === undefined ? {} : { cwd: r.cwd }),
       stdin: true,
