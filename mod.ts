@@ -75,6 +75,7 @@ export {
 } from "./store/options.ts";
 export {
   type BackendDefinition,
+  type OpenContext,
   openStore,
   registerBackend,
   registeredBackends,
