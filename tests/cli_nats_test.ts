@@ -236,6 +236,19 @@ Deno.test({
     // The same with a prefix: only that keyspace.
     const scoped = await cli(t.path, ["check", ...base, "--prefix", "a", "--json"]);
     assert.deepEqual(JSON.parse(scoped.stdout).problems, []);
+    // --overwrite repairs damaged keys through the CLI, with the backend's read-before-update.
+    const repair = await cli(t.path, ["import", ...base, "--overwrite"], {
+      stdin: ["raw", "bad-body"].map((k) =>
+        JSON.stringify({ key: k, description: "d", content: k })
+      )
+        .join("\n"),
+    });
+    assert.deepEqual([repair.code, repair.stderr], [0, ""]);
+    assert.equal(
+      repair.stdout,
+      "replaced raw\nreplaced bad-body\nimported: 0 created, 2 replaced, 0 unchanged, 0 skipped\n",
+    );
+    assert.deepEqual(await store.read("raw"), { description: "d", content: "raw" });
     assertNoSecret(check.stdout, check.stderr, exp.stderr);
   },
 });
