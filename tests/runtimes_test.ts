@@ -188,6 +188,27 @@ Deno.test({
 
 for (const spec of RUNTIMES) {
   const name = spec.name;
+  test(`[${name}] the README's Node and Bun example runs, twice`, [name], async () => {
+    const rt = runtime(name);
+    const { app } = await project();
+    const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+    const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(example, "README.md has no block starting with // app.mjs");
+    await Deno.writeTextFile(`${app}/readme_example.mjs`, example);
+    const cwd = await Deno.makeTempDir({ prefix: "agentmem-readme-" });
+    try {
+      // The first run creates the memory; the second meets ExistsError and reads it back.
+      for (const run of [1, 2]) {
+        const p = new LineProcess(rt.bin, [`${app}/readme_example.mjs`], { cwd });
+        const { code, stdout, stderr } = await p.done;
+        assert.equal(code, 0, `run ${run} failed:\n${stderr}`);
+        assert.match(stdout, /content: ['"]Sam['"]/, `run ${run} printed:\n${stdout}`);
+      }
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  });
+
   test(
     `[${name}] file conformance suite against the installed npm package`,
     [name],
