@@ -33,6 +33,8 @@ export interface NsCluster {
   readonly urls: string[];
   /** Stops every node (SIGCONT, then SIGKILL: the store is thrown away). */
   stop(): Promise<void>;
+  /** Kills every node, empties the stores and starts them again: a new cluster. */
+  reset(): Promise<void>;
 }
 
 /** How to start the cluster. */
@@ -55,12 +57,20 @@ export async function startNsCluster(opts: NsClusterOptions): Promise<NsCluster>
     await Promise.all(nodes.map((n) => n.stopForGood()));
   };
   try {
-    await Promise.all(nodes.map((n) => n.restart()));
+    for (const n of nodes) await n.restart();
   } catch (e) {
     await stop();
     throw e;
   }
-  return { nodes, urls: nodes.map((n) => n.url), stop };
+  const reset = async () => {
+    await stop();
+    for (const n of nodes) {
+      await Deno.remove(`${opts.dir}/${n.name}-store`, { recursive: true }).catch(() => {});
+    }
+    // One at a time: nodes that bootstrap at the same instant sometimes leave one out.
+    for (const n of nodes) await n.restart();
+  };
+  return { nodes, urls: nodes.map((n) => n.url), stop, reset };
 }
 
 function makeNode(

@@ -92,11 +92,22 @@ async function main(a: RunArgs): Promise<void> {
   const nc = await natsConnect(cluster.urls, "nemesis-controller");
   try {
     const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
-    await retry(
-      () => new Kvm(nc).create(BUCKET, { history: 1, replicas: a.replicas }),
-      60_000,
-      "creating the bucket",
-    );
+    // A node sometimes never joins the new cluster's JetStream group ("no suitable peers for
+    // placement"); then the cluster starts over, a bounded number of times.
+    for (let attempt = 1;; attempt++) {
+      try {
+        await retry(
+          () => new Kvm(nc).create(BUCKET, { history: 1, replicas: a.replicas }),
+          30_000,
+          "creating the bucket",
+        );
+        break;
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        log(`nemesis: the cluster did not form (${e}); starting it again`);
+        await cluster.reset();
+      }
+    }
     const warm = await retry(
       () => openJetStreamStore({ bucket: BUCKET, prefix: "warm", timeout: a.timeout }, { nc }),
       60_000,
