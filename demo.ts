@@ -22,11 +22,10 @@ import {
   latestScope,
   memorySystemNote,
   memoryTools,
-  NotFoundError,
   openFileStore,
   readOnlyStore,
+  runTool,
   Scope,
-  StaleError,
   type Store,
   toAnthropicTools,
   type Tool,
@@ -71,9 +70,9 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const models = options.models ?? scriptedModels();
   const home = await resetDemoDir(`${options.dir.replace(/\/+$/, "") || "."}/demo`);
   const journalPath = `${home}/journal.jsonl`;
-  // The file backend does not enforce read-before-update (the jetstream backend does). The demo
-  // adds a guard that does, so the scope the journal carries across the suspend has work to do.
-  const store = readBeforeUpdate(await openFileStore({ dir: `${home}/memories` }));
+  // With readBeforeUpdate the file backend enforces read-before-update as the jetstream backend
+  // does, so the scope the journal carries across the suspend has work to do.
+  const store = await openFileStore({ dir: `${home}/memories`, readBeforeUpdate: true });
   const journal = new Journal(journalPath);
   print(`agentmem demo: memories in ${home}/memories, journal in ${journalPath}`);
   print(`(${home} is deleted and recreated on every start)`);
@@ -157,7 +156,6 @@ async function agentRun(run: RunOptions): Promise<void> {
   const { print, tools } = run;
   const system = "You are a helpful travel assistant.\n\n" + await memorySystemNote(run.store);
   const messages: Anthropic.Messages.MessageParam[] = [{ role: "user", content: run.user }];
-  const byTool = byName(tools);
   print("");
   print(`=== ${run.title} `.padEnd(78, "="));
   print(`tools: ${tools.map((t) => t.name).join(", ")}`);
@@ -174,10 +172,8 @@ async function agentRun(run: RunOptions): Promise<void> {
       if (block.type === "text") print(`assistant: ${block.text}`);
       if (block.type !== "tool_use") continue;
       print(`assistant -> ${block.name} ${JSON.stringify(block.input)}`);
-      const tool = byTool[block.name];
-      const result = tool === undefined
-        ? { isError: true, content: `There is no tool named ${JSON.stringify(block.name)}.` }
-        : await tool.run(block.input, { toolCallId: block.id });
+      // runTool refuses a tool name the model invented, listing the tools there are.
+      const result = await runTool(tools, block.name, block.input, { toolCallId: block.id });
       printResult(print, block.name, result);
       results.push({
         type: "tool_result",
@@ -374,7 +370,7 @@ async function liveModels(): Promise<{ run1: Model; run2: Model; readOnly: Model
   if (!apiKey) throw new Error("--live needs ANTHROPIC_API_KEY in the environment");
   const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
   const client = new AnthropicClient({ apiKey });
-  const model = Deno.env.get("ANTHROPIC_MODEL") ?? "claude-sonnet-4-5";
+  const model = Deno.env.get("ANTHROPIC_MODEL") ?? "claude-sonnet-4-6";
   const live: Model = async ({ system, tools, messages }) => {
     const reply = await client.messages.create({
       model,
@@ -396,7 +392,7 @@ async function liveModels(): Promise<{ run1: Model; run2: Model; readOnly: Model
 }
 
 // ---------------------------------------------------------------------------------------------
-// Harness pieces: the journal, the demo directory, and the read-before-update guard.
+// Harness pieces: the journal and the demo directory.
 
 class Journal {
   constructor(readonly path: string) {}
@@ -441,57 +437,6 @@ async function resetDemoDir(home: string): Promise<string> {
     "Made by `deno task demo`; deleted on its next run.\n",
   );
   return home;
-}
-
-// Enforces read-before-update over any store, as the jetstream backend does: a key's revision is
-// a hash of what it holds, recorded by reads and writes; an update needs the current one. (Check
-// then write is not atomic: good enough for one demo process, not for a shared store.)
-function readBeforeUpdate(store: Store): Store {
-  const NAMESPACE = "demo-guard";
-  const revisionOf = async (e: { description: string; content: string }) => {
-    const bytes = new TextEncoder().encode(JSON.stringify([e.description, e.content]));
-    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-    return hash.slice(0, 6).reduce((n, b) => n * 256 + b, 0);
-  };
-  const recordCurrent = async (key: string, opts?: { scope?: Scope | null | undefined }) =>
-    opts?.scope?.record(NAMESPACE, key, await revisionOf(await store.read(key)));
-  return {
-    info: () => store.info(),
-    list: (opts) => store.list(opts),
-    read: async (key, opts) => {
-      const entry = await store.read(key, opts);
-      opts?.scope?.record(NAMESPACE, key, await revisionOf(entry));
-      return entry;
-    },
-    create: async (key, description, content, opts) => {
-      await store.create(key, description, content, opts);
-      await recordCurrent(key, opts);
-    },
-    update: async (key, description, content, opts) => {
-      const held = opts?.scope?.revision(NAMESPACE, key);
-      let current: number | undefined;
-      try {
-        current = await revisionOf(await store.read(key));
-      } catch (e) {
-        if (!(e instanceof NotFoundError)) throw e;
-      }
-      if (held === undefined || held !== current) {
-        throw new StaleError(
-          `[memory:file] Cannot update memory "${key}": not read in this scope`,
-          {
-            key,
-          },
-        );
-      }
-      await store.update(key, description, content, opts);
-      await recordCurrent(key, opts);
-    },
-    delete: async (key, opts) => {
-      const existed = await store.delete(key, opts);
-      opts?.scope?.forget(NAMESPACE, key);
-      return existed;
-    },
-  };
 }
 
 if (import.meta.main) {
