@@ -47,6 +47,10 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
   const log = o.log ?? ((l: string) => console.log(l));
   const dir = o.keep ?? await Deno.makeTempDir({ prefix: "agentmem-nemesis-" });
   await Deno.mkdir(dir, { recursive: true });
+  // A history appends: a directory from an earlier run would mix two runs (and reuse its stores).
+  for await (const _ of Deno.readDir(dir)) {
+    if (o.keep) throw new Error(`--keep ${dir}: the directory is not empty`);
+  }
   let ns: Namespaces | undefined;
   const onSignal = () => {
     (ns?.remove() ?? Promise.resolve()).finally(() => Deno.exit(130));
