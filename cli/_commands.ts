@@ -1,6 +1,6 @@
 // The everyday commands: info, list, read, write, delete.
 
-import { CorruptError, NotFoundError, Scope, type Store } from "../mod.ts";
+import { CorruptError, MemoryError, NotFoundError, Scope, type Store } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { decodeStrict, readBytes, readStdinBytes } from "./_input.ts";
 import type { Opened } from "./_open.ts";
@@ -126,7 +126,16 @@ export async function writeOne(
     }
     if (!(e instanceof CorruptError)) throw e;
     await store.delete(key);
-    await store.create(key, description, content, { scope });
+    try {
+      await store.create(key, description, content, { scope });
+    } catch (e) {
+      if (!(e instanceof MemoryError)) throw e;
+      throw new MemoryError(
+        e.code,
+        `${e.message}; the damaged entry under this key was deleted before the failure`,
+        { key, cause: e },
+      );
+    }
     return "replaced";
   }
   await store.update(key, description, content, { scope });

@@ -123,7 +123,17 @@ async function openFile(
   const dir = options.dir;
   const { auditFileDir, openFileReader } = await import("../backends/_file_audit.ts");
   if (typeof dir === "string" && dir !== "" && (o.readOnly || !o.mayCreate)) {
-    const st = statSync(dir, { throwIfNoEntry: false });
+    let st;
+    try {
+      st = statSync(dir, { throwIfNoEntry: false });
+    } catch {
+      // A path through a file (ENOTDIR), a loop, a permission: the message never repeats the path.
+      throw new ConfigError(
+        `Cannot open the memory directory given by ${
+          o.config === undefined ? "--dir" : "--config"
+        }: it cannot be reached`,
+      );
+    }
     if (st === undefined) {
       throw new ConfigError(
         `Cannot open the memory directory given by ${
