@@ -1,9 +1,11 @@
 // The npm package under Node 22, Node 24 and Bun. Builds the package once (or takes the prebuilt
-// one in $AGENTMEM_NPM_DIR), installs its `npm pack` tarball into an empty project, and runs there,
-// as real processes of each runtime, the file and jetstream conformance suites (each case reported
-// here as a step) and a create race between processes; then one race between a Deno, a Node and a
-// Bun process over one directory. A missing runtime fails under CI=true and is skipped loudly
-// elsewhere (.ci/run installs them; see tests/_runtimes/_runtimes.ts).
+// one in $AGENTMEM_NPM_DIR) and installs its `npm pack` tarball into an empty project. Checks its
+// dependencies, that its code names no Deno global, and that its types check under tsc. Then, as
+// real processes of each runtime: the README's example, the file and jetstream conformance suites
+// (each case reported here as a step) and a create race between three processes; and races of a
+// Deno, two Node and a Bun process over one directory (create; update with revision checks). A
+// missing runtime fails under CI=true and is skipped loudly elsewhere (.ci/run installs them; see
+// tests/_runtimes/_runtimes.ts).
 
 import assert from "node:assert/strict";
 import { denoGlobalUses } from "../scripts/build_npm.ts";
