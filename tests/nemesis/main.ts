@@ -5,7 +5,10 @@
 //
 //   deno task nemesis [--seed N] [--duration SECONDS] [--server-version 2.10.27|2.9.10]
 //                     [--nats-bin PATH] [--clients N] [--replicas N] [--timeout MS]
-//                     [--sync-always] [--keep DIR]
+//                     [--sync-always] [--raw] [--keep DIR]
+//
+// --raw makes the clients use raw @nats-io/kv calls instead of the library, for setups the library
+// refuses (a replicated bucket on nats-server 2.9.10): it measures the server alone.
 
 import { passed, summaryLine, type Verdict } from "./checker.ts";
 import { canUseNamespaces, createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
@@ -26,6 +29,8 @@ export interface NemesisOptions {
   readonly schedule?: Schedule;
   /** Stop after this many rounds of every fault (a bounded run for tests). */
   readonly rounds?: number;
+  /** Raw kv calls instead of the library (where the library refuses the bucket). */
+  readonly raw?: boolean;
   /** Keep the history here instead of a temp directory that is removed. */
   readonly keep?: string;
   readonly log?: (line: string) => void;
@@ -72,6 +77,7 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       syncAlways: o.syncAlways ?? false,
       schedule: o.schedule ?? LONG,
       ...(o.rounds === undefined ? {} : { rounds: o.rounds }),
+      raw: o.raw ?? false,
     };
     const [cmd, cmdArgs] = inNamespace(ns.hub, Deno.execPath(), [
       "run",
@@ -104,7 +110,9 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
     const counts = new Map<string, number>();
     for (const f of summary.faults) counts.set(f, (counts.get(f) ?? 0) + 1);
     const lines = [
-      `nemesis: seed ${o.seed}, ${args.clients} clients, R${args.replicas}, ${
+      `nemesis: seed ${o.seed}, ${args.clients} clients (${
+        args.raw ? "raw kv calls" : "the library"
+      }), R${args.replicas}, ${
         o.rounds === undefined ? `${o.durationMs / 1000} s` : `${o.rounds} round(s) of faults`
       }, deadline ${args.timeout} ms (+${args.marginMs} ms margin), history ${
         o.keep ? dir : "(removed)"
@@ -162,6 +170,7 @@ async function cli(): Promise<number> {
     durationMs: (num("duration") ?? 600) * 1000,
     bin,
     syncAlways: Deno.args.includes("--sync-always"),
+    raw: Deno.args.includes("--raw"),
     ...(num("clients") === undefined ? {} : { clients: num("clients") as number }),
     ...(num("replicas") === undefined ? {} : { replicas: num("replicas") as number }),
     ...(num("timeout") === undefined ? {} : { timeout: num("timeout") as number }),

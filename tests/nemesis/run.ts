@@ -12,6 +12,7 @@ import { check, type Verdict } from "./checker.ts";
 import { type ClusterNode, startNsCluster } from "./cluster.ts";
 import { type FinalRecord, HistoryWriter, readHistory } from "./history.ts";
 import { healAll, runNemesis, type Schedule } from "./nemesis.ts";
+import { openRawStore } from "./raw_store.ts";
 import { Rng } from "./rng.ts";
 import type { WorkerArgs } from "./worker.ts";
 
@@ -30,6 +31,8 @@ export interface RunArgs {
   readonly schedule: Schedule;
   /** Stop the nemesis after this many rounds of every fault. */
   readonly rounds?: number;
+  /** Raw kv calls instead of the library, in the clients and for the final reads. */
+  readonly raw?: boolean;
 }
 
 /** What `summary.json` holds. */
@@ -109,7 +112,7 @@ async function main(a: RunArgs): Promise<void> {
       }
     }
     const warm = await retry(
-      () => openJetStreamStore({ bucket: BUCKET, prefix: "warm", timeout: a.timeout }, { nc }),
+      () => openStoreFor(nc, a, "warm", a.timeout),
       60_000,
       "opening the bucket",
     );
@@ -132,6 +135,7 @@ async function main(a: RunArgs): Promise<void> {
         hangMs: a.timeout + a.marginMs + 5_000,
         history: `${a.dir}/client-${p}.jsonl`,
         maxMs: a.durationMs + 120_000,
+        raw: a.raw ?? false,
       }));
     }
     for (let i = 0; i < 600 && !clients.every((c) => c.lines.join("").includes('"ready"')); i++) {
@@ -199,6 +203,18 @@ async function main(a: RunArgs): Promise<void> {
   await Deno.writeTextFile(`${a.dir}/summary.json`, JSON.stringify(summary));
 }
 
+// A store through the library, or raw kv calls where the run asked for them.
+function openStoreFor(
+  nc: Awaited<ReturnType<typeof natsConnect>>,
+  a: RunArgs,
+  prefix: string,
+  timeout: number,
+): Promise<Store> {
+  return a.raw
+    ? openRawStore(nc, { bucket: BUCKET, prefix, timeout })
+    : openJetStreamStore({ bucket: BUCKET, prefix, timeout }, { nc });
+}
+
 // Waits (bounded) until the stream has a leader and every replica is current.
 async function settle(jsm: Awaited<ReturnType<typeof jetstreamManager>>, replicas: number) {
   for (let i = 0; i < 120; i++) {
@@ -231,7 +247,7 @@ async function readFinal(
     let s = stores.get(ns);
     if (!s) {
       s = await retry(
-        () => openJetStreamStore({ bucket: BUCKET, prefix: ns, timeout: 5_000 }, { nc }),
+        () => openStoreFor(nc, a, ns, 5_000),
         60_000,
         `opening ${ns}`,
       );

@@ -6,6 +6,7 @@
 import { openJetStreamStore } from "../../mod.ts";
 import { natsConnect } from "../_nats_server.ts";
 import { HistoryWriter } from "./history.ts";
+import { openRawStore } from "./raw_store.ts";
 import { Rng } from "./rng.ts";
 import { Client } from "./workloads.ts";
 
@@ -25,6 +26,8 @@ export interface WorkerArgs {
   readonly history: string;
   /** The longest this process runs, whatever happens to its stdin. */
   readonly maxMs: number;
+  /** Raw kv calls instead of the library (where the library refuses the bucket). */
+  readonly raw?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,7 +50,9 @@ async function main(args: WorkerArgs): Promise<void> {
     history,
     hangMs: args.hangMs,
     open: (prefix) =>
-      openJetStreamStore({ bucket: args.bucket, prefix, timeout: args.timeout }, { nc }),
+      args.raw
+        ? openRawStore(nc, { bucket: args.bucket, prefix, timeout: args.timeout })
+        : openJetStreamStore({ bucket: args.bucket, prefix, timeout: args.timeout }, { nc }),
   });
   console.log(JSON.stringify({ ready: args.p }));
   let steps = 0;
