@@ -2,6 +2,7 @@
 // that leave no marker, the exact capacity check, and every call's deadline.
 
 import type { KV, KvEntry } from "@nats-io/kv";
+import { MAX_ENTRIES } from "../store/limits.ts";
 import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../store/errors.ts";
 import { parseEntry, serializeValid } from "../store/serialize.ts";
 import type { Entry, Info, Item } from "../store/types.ts";
@@ -121,7 +122,8 @@ export class JetStreamBackend implements BackendOps {
       // With a bound from this store's last count or write: one publish that holds only if
       // nothing else was written to the stream since (see _jetstream_capacity.ts).
       const bound = this.#capacity.usable();
-      if (bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES)) {
+      const tried = bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
+      if (tried) {
         try {
           const revision = await publish(this.#c, subject, data, {
             revision: 0,
@@ -134,19 +136,30 @@ export class JetStreamBackend implements BackendOps {
           if (!isWrongLastSequence(e)) throw e;
         }
       }
-      // Count, and look at the key, at once: a key that holds a memory costs one round trip.
-      const [counted, latest] = await Promise.all([count(this.#ks, d), this.#get(w.key)]);
+      // Refused: the key holds something, or others wrote since the bound. Look at the key
+      // first, so a key that holds a memory costs no count.
+      let latest: Latest | undefined;
+      if (tried) {
+        latest = await this.#get(w.key);
+        if (latest?.live) throw exists(w.key);
+        this.#capacity.contended(true);
+      }
+      const known = this.#capacity.current()?.seq;
+      const counted = await count(this.#ks, d);
+      // Nothing was written since this store's last write: next time a bound will do.
+      if (counted.seq === known) this.#capacity.contended(false);
       this.#capacity.offer(counted);
-      if (latest?.live) throw exists(w.key);
-      if (bound !== undefined) this.#capacity.contended(true);
-      checkCapacity(counted.live, w.key);
+      if (counted.live >= MAX_ENTRIES) {
+        // A full store still says "exists" for a key it holds: that is the answer a caller can use.
+        if (!tried && (await this.#get(w.key))?.live) throw exists(w.key);
+        checkCapacity(counted.live, w.key);
+      }
       // Expect nothing under the key; when a delete marker is there, expect that marker.
       let expected = latest?.revision ?? 0;
       for (let attempt = 1;; attempt++) {
         try {
           const revision = await publish(this.#c, subject, data, { revision: expected }, d.left());
           this.#capacity.wrote(counted, revision, 1);
-          if (revision === counted.seq + 1) this.#capacity.contended(false);
           this.#record(call, d, w.key, revision);
           return;
         } catch (e) {

@@ -96,17 +96,21 @@ export async function scan(
 
 /**
  * Counts the live keys under the prefix, for the capacity check: a bound at the stream sequence
- * read before the count (see `_jetstream_capacity.ts`). The stream's per-subject totals come in
- * one request; they include delete markers, so only a total at the limit is made exact by a
- * headers-only scan, and only a scan that completed is trusted.
+ * read before the count (see `_jetstream_capacity.ts`). The stream's subject total comes first,
+ * in a small reply: it bounds the prefix's keys, and below the limit that is enough. Otherwise
+ * the prefix's own subjects are counted; they include delete markers, so only a count at the
+ * limit is made exact by a headers-only scan, and only a scan that completed is trusted.
  */
 export async function count(ks: Keyspace, d: Deadline): Promise<Bound> {
-  const info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
-  if (info.created !== ks.created) {
-    throw new UnavailableError(`${PREFIX} Cannot count memories: ${bucketReplaced(ks.bucket)}`);
+  let info = await ks.jsm.streams.info(ks.stream);
+  checkInstance(ks, info.created);
+  let subjects = info.state.num_subjects ?? Number.POSITIVE_INFINITY;
+  if (subjects >= MAX_ENTRIES && ks.subjectPrefix !== `$KV.${ks.bucket}.`) {
+    info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
+    checkInstance(ks, info.created);
+    subjects = Object.keys(info.state.subjects ?? {}).length;
   }
   const seq = info.state.last_seq;
-  const subjects = Object.keys(info.state.subjects ?? {}).length;
   if (subjects < MAX_ENTRIES) return { live: subjects, seq };
   const { latest, complete } = await scan(ks, d, true);
   if (!complete) {
@@ -115,6 +119,13 @@ export async function count(ks: Keyspace, d: Deadline): Promise<Bound> {
     );
   }
   return { live: latest.size, seq };
+}
+
+// Refuses to count in a bucket that is not the instance the store bound.
+function checkInstance(ks: Keyspace, created: string): void {
+  if (created !== ks.created) {
+    throw new UnavailableError(`${PREFIX} Cannot count memories: ${bucketReplaced(ks.bucket)}`);
+  }
 }
 
 /**
