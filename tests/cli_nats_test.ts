@@ -2,7 +2,7 @@
 // (never printed), check and export over every key in the bucket, dumps moving between backends.
 
 import assert from "node:assert/strict";
-import type { NatsConnection } from "@nats-io/nats-core";
+import { type NatsConnection, nkeys } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import {
@@ -319,5 +319,49 @@ Deno.test({
     const store = await openJetStreamStore({ bucket: "mem", prefix: "" }, { nc: s.nc });
     assert.deepEqual((await store.list()).map((i) => i.key), ["k1", "k2"]);
     assertNoSecret(r.stdout, r.stderr);
+  },
+});
+
+Deno.test({
+  name: "cli logs in with a --creds file and never prints its seed",
+  ...needsNats(),
+  fn: async () => {
+    await using t = await tempDir();
+    // A server that knows one user by nkey; it checks the seed's signature (outside operator mode
+    // it does not check the JWT, so the file's JWT can be a placeholder).
+    const user = nkeys.createUser();
+    const stranger = nkeys.createUser();
+    await using s = await startNatsServer({
+      config: `authorization { users: [ { nkey: "${user.getPublicKey()}" } ] }`,
+    });
+    const credsFile = (kp: typeof user) =>
+      `-----BEGIN NATS USER JWT-----\nplaceholder.jwt.value\n------END NATS USER JWT------\n\n` +
+      `-----BEGIN USER NKEY SEED-----\n${
+        new TextDecoder().decode(kp.getSeed())
+      }\n------END USER NKEY SEED------\n`;
+    await Deno.writeTextFile(`${t.path}/user.creds`, credsFile(user));
+    await Deno.writeTextFile(`${t.path}/stranger.creds`, credsFile(stranger));
+    const { connect, credsAuthenticator } = await import("@nats-io/transport-node");
+    const nc = await connect({
+      servers: s.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(credsFile(user))),
+    });
+    await new Kvm(nc).create("mem", { history: 1 });
+    await nc.close();
+    const args = ["info", "--servers", s.url, "--bucket", "mem", "--creds"];
+    const ok = await cli(t.path, [...args, "user.creds"]);
+    assert.deepEqual([ok.code, ok.stderr], [0, ""]);
+    const refused = await cli(t.path, [...args, "stranger.creds"]);
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      "agentmem: Cannot connect to the NATS servers given by --servers: the server refused the credentials\n",
+    );
+    for (const r of [ok, refused]) {
+      for (const kp of [user, stranger]) {
+        const seed = new TextDecoder().decode(kp.getSeed());
+        assert.ok(!r.stdout.includes(seed) && !r.stderr.includes(seed));
+      }
+    }
   },
 });
