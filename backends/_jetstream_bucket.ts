@@ -5,6 +5,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import { ConfigError, UnavailableError } from "../store/errors.ts";
 
 /** The settings of a new memory bucket. */
 export interface BucketSettings {
@@ -45,12 +46,28 @@ export async function createJetStreamBucket(
   } catch (e) {
     if (!(e instanceof JetStreamApiError) || e.code !== STREAM_NOT_FOUND) throw e;
   }
-  await new Kvm(jsm.jetstream()).create(s.bucket, {
-    history: 1,
-    ttl: 0,
-    replicas: s.replicas,
-    storage: s.storage === "memory" ? StorageType.Memory : StorageType.File,
-    maxValueSize: s.maxValueSize,
-  });
+  try {
+    await new Kvm(jsm.jetstream()).create(s.bucket, {
+      history: 1,
+      ttl: 0,
+      replicas: s.replicas,
+      storage: s.storage === "memory" ? StorageType.Memory : StorageType.File,
+      maxValueSize: s.maxValueSize,
+    });
+  } catch (e) {
+    // The server's own reason (no address, no credential in it), e.g. too many replicas.
+    if (e instanceof JetStreamApiError) {
+      throw new ConfigError(
+        `[memory:jetstream] Cannot create bucket "${s.bucket}": the server refused: ${e.message}`,
+        { cause: e },
+      );
+    }
+    throw new UnavailableError(
+      `[memory:jetstream] Cannot create bucket "${s.bucket}": ${
+        e instanceof Error ? e.name : "unknown error"
+      }`,
+      { cause: e },
+    );
+  }
   return "created";
 }

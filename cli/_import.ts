@@ -61,6 +61,9 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
     );
   }
 
+  if (opened.missing === true && !o.json) {
+    err("note: the memory directory does not exist yet; the import will create it");
+  }
   const audit = await auditOf(opened);
   const existing = new Map<string, AuditEntry>();
   for (const e of audit.entries) if (e.key !== undefined) existing.set(e.key, e);

@@ -4,7 +4,15 @@
 
 import { statSync } from "node:fs";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
+import {
+  ConfigError,
+  NotFoundError,
+  openStore,
+  ReadOnlyError,
+  readOnlyStore,
+  type Store,
+  type StoreConfig,
+} from "../mod.ts";
 import type { StoreAudit } from "../backends/_audit.ts";
 import { UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
@@ -21,6 +29,8 @@ export interface OpenOptions {
   readonly readOnly: boolean;
   /** Whether the command may create a missing file-store directory. */
   readonly mayCreate: boolean;
+  /** Whether a missing file-store directory counts as an empty store (`import --dry-run`). */
+  readonly missingIsEmpty?: boolean | undefined;
 }
 
 /** An open store and what the CLI knows about where it lives. */
@@ -30,6 +40,8 @@ export interface Opened {
   readonly prefix?: string | undefined;
   /** The jetstream bucket, `undefined` for other backends. */
   readonly bucket?: string | undefined;
+  /** `true` when the file store's directory does not exist yet (a dry run's empty store). */
+  readonly missing?: boolean | undefined;
   /** Every name in the keyspace, or `undefined` when the backend has no scanner. */
   audit(): Promise<StoreAudit | undefined>;
   /** Closes the CLI's own NATS connection, if any. */
@@ -134,6 +146,7 @@ async function openFile(
         }: it cannot be reached`,
       );
     }
+    if (st === undefined && o.missingIsEmpty === true) return missingStore();
     if (st === undefined) {
       throw new ConfigError(
         `Cannot open the memory directory given by ${
@@ -149,6 +162,34 @@ async function openFile(
   return {
     store,
     audit: () => Promise.resolve(auditFileDir(dir as string)),
+    close: () => Promise.resolve(),
+  };
+}
+
+// A directory that does not exist yet, seen by a dry run: an empty store that writes nothing.
+function missingStore(): Opened {
+  const refuse = () =>
+    Promise.reject(new ReadOnlyError("[memory:file] The directory does not exist yet"));
+  const store: Store = readOnlyStore({
+    info: () => ({ backend: "file", location: "" }),
+    list: () => Promise.resolve([]),
+    read: (key) =>
+      Promise.reject(
+        new NotFoundError(
+          `[memory:file] Cannot read memory ${JSON.stringify(key)}: no memory has this key`,
+          {
+            key,
+          },
+        ),
+      ),
+    create: refuse,
+    update: refuse,
+    delete: refuse,
+  });
+  return {
+    store,
+    missing: true,
+    audit: () => Promise.resolve({ entries: [], ignored: [] }),
     close: () => Promise.resolve(),
   };
 }

@@ -92,6 +92,7 @@ export async function main(args: string[]): Promise<number> {
       config: str("config"),
       readOnly,
       mayCreate: CREATING.has(command) && !dryRun,
+      missingIsEmpty: command === "import" && dryRun,
     };
 
     if (command === "bucket init") {

@@ -235,3 +235,20 @@ Deno.test("cli import that fails mid-way says exactly which keys landed and whic
     [["k5"], "k3", "unavailable", ["k3", "k6"]],
   );
 });
+
+Deno.test("cli import --dry-run into a directory that does not exist plans creates and creates nothing", async () => {
+  await using t = await tempDir();
+  const r = await cli(t.path, ["import", "--dry-run", "--dir", "new"], {
+    stdin: [rec("a"), rec("b")].join("\n"),
+  });
+  assert.equal(r.code, 0);
+  assert.equal(
+    r.stdout,
+    "would create a\nwould create b\ndry run, nothing written: would import: 2 to create, 0 to replace, 0 unchanged, 0 skipped\n",
+  );
+  assert.equal(
+    r.stderr,
+    "agentmem: note: the memory directory does not exist yet; the import will create it\n",
+  );
+  assert.deepEqual([...Deno.readDirSync(t.path)], []);
+});

@@ -102,6 +102,50 @@ Deno.test({
     ]);
     assert.equal(small.code, 2);
     assert.match(small.stderr, /--max-value-size must be at least/);
+    const mem = await cli(t.path, [
+      "bucket",
+      "init",
+      "--servers",
+      s.authUrl,
+      "--bucket",
+      "volatile",
+      "--storage",
+      "memory",
+      "--max-value-size",
+      String(2 * JETSTREAM_MIN_VALUE_SIZE),
+      "--json",
+    ]);
+    assert.equal(mem.code, 0, mem.stderr);
+    assert.deepEqual(JSON.parse(mem.stdout), {
+      bucket: "volatile",
+      result: "created",
+      command: `nats kv add volatile --history=1 --storage=memory --replicas=1 --max-value-size=${
+        2 * JETSTREAM_MIN_VALUE_SIZE
+      }`,
+    });
+    const vi = await (await jetstreamManager(s.nc)).streams.info("KV_volatile");
+    assert.deepEqual([vi.config.storage, vi.config.max_msg_size], [
+      "memory",
+      2 * JETSTREAM_MIN_VALUE_SIZE,
+    ]);
+    // One replica is all a single server has: asking for three fails and creates nothing.
+    const r3 = await cli(t.path, [
+      "bucket",
+      "init",
+      "--servers",
+      s.authUrl,
+      "--bucket",
+      "r3",
+      "--replicas",
+      "3",
+    ]);
+    assert.equal(r3.code, 1);
+    assert.equal(
+      r3.stderr,
+      'agentmem: [memory:jetstream] Cannot create bucket "r3": the server refused: replicas > 1 not supported in non-clustered mode\n',
+    );
+    await assert.rejects((await jetstreamManager(s.nc)).streams.info("KV_r3"));
+    assertNoSecret(mem.stdout, mem.stderr, r3.stdout, r3.stderr);
     // An existing bucket the backend refuses is reported, not changed.
     await new Kvm(s.nc).create("ttl", { history: 1, ttl: 60_000 });
     const bad = await cli(t.path, ["bucket", "init", "--servers", s.authUrl, "--bucket", "ttl"]);
