@@ -17,7 +17,7 @@ import {
   serializeValid,
 } from "../store/serialize.ts";
 import type { Entry, Item } from "../store/types.ts";
-import { checkCapacity, validateKey, type ValidWrite } from "../store/validate.ts";
+import { checkCapacity, type ValidWrite } from "../store/validate.ts";
 import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
 import { quote } from "../store/_text.ts";
 import { DirSync } from "./_dir_sync.ts";
@@ -39,12 +39,10 @@ import { lockPath, withLock } from "./_file_lock.ts";
 import { namespaceOf, revisionOf } from "./_file_revision.ts";
 import { selfToken } from "./_process.ts";
 import { sweepName } from "./_file_sweep.ts";
+import { SharedCount } from "./_file_count.ts";
+import { keyOf, SUFFIX, TEMP_SUFFIX } from "./_file_names.ts";
 
 const BACKEND = "file";
-/** What a key's file name ends with. */
-export const SUFFIX = ".md";
-/** What a temp file's name ends with (it also starts with a dot, so it is never a key). */
-export const TEMP_SUFFIX = ".tmp";
 /** The mode of every entry and temp file, whatever the umask. */
 export const FILE_MODE = 0o600;
 // Most headers fit in the first read; a long description takes a second.
@@ -80,11 +78,13 @@ export class FileBackend implements BackendOps {
   readonly #c: FileConfig;
   readonly #ns: string;
   readonly #dirSync: DirSync;
+  readonly #count: SharedCount;
 
   constructor(config: FileConfig) {
     this.#c = config;
     this.#ns = namespaceOf(config.root);
     this.#dirSync = new DirSync(config.root);
+    this.#count = new SharedCount(config.root);
   }
 
   #path(key: string): string {
@@ -275,19 +275,11 @@ export class FileBackend implements BackendOps {
     }
   }
 
-  // How many memories the directory holds, counted on every create: a count any older could
-  // miss a create made since by another handle or process.
-  #count(): number {
-    let n = 0;
-    for (const { name, isFile } of listNames(this.#c.root)) {
-      if (isFile && keyOf(name) !== undefined) n++;
-    }
-    return n;
-  }
-
-  #checkCapacity(key: string, path: string): void {
+  // Counted on every create (see _file_count.ts): a count any older could miss a create made
+  // since by another handle or process.
+  async #checkCapacity(key: string, path: string): Promise<void> {
     try {
-      checkCapacity(this.#count(), key);
+      checkCapacity(await this.#count.next(), key);
     } catch (e) {
       // A full store still says "exists" for a key it holds: that is the answer a caller can use.
       if (kindOf(path) === "file") throw exists(key);
@@ -297,13 +289,17 @@ export class FileBackend implements BackendOps {
 
   // Writes an entry to a new temp file in the directory (mode 0600) and flushes it. `meanwhile`
   // runs while the flush is under way (the capacity count), so its cost hides behind the disk's.
-  async #stage(key: string, bytes: Uint8Array, meanwhile?: () => void): Promise<string> {
+  async #stage(
+    key: string,
+    bytes: Uint8Array,
+    meanwhile?: () => Promise<void>,
+  ): Promise<string> {
     const temp = `${this.#c.root}/.${key}.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
     const fd = createWith(temp, bytes, FILE_MODE);
     try {
       const flushed = this.#c.durable ? syncData(fd) : undefined;
       try {
-        meanwhile?.();
+        await meanwhile?.();
       } finally {
         await flushed;
       }
@@ -324,16 +320,6 @@ export class FileBackend implements BackendOps {
     if (call.scope !== null && !call.signal?.aborted) {
       call.scope.record(this.#ns, key, revisionOf(bytes));
     }
-  }
-}
-
-/** The key a file name stands for, or `undefined` for a name that is not a legal key's file. */
-export function keyOf(name: string): string | undefined {
-  if (!name.endsWith(SUFFIX) || name.charCodeAt(0) === 0x2e) return undefined;
-  try {
-    return validateKey(name.slice(0, -SUFFIX.length));
-  } catch {
-    return undefined;
   }
 }
 

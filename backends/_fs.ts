@@ -86,16 +86,18 @@ export function isRegular(fd: number): boolean {
 }
 
 /**
- * Reads from `fd` into `buf` from offset 0 until the end of the file or of `buf`; the number of
- * bytes read. A writer never writes into a stored file (it renames a new one over it), so the
- * first read normally returns the whole file and the second finds the end.
+ * Reads a regular file from `fd` into `buf`, from the file's offset `start`, until its end or the
+ * end of `buf`; the number of bytes in `buf` after it. A read of a regular file returns less than
+ * asked only at the end of the file, so one call usually does it all, without a second to find
+ * the end (which would cost another call into the runtime).
  */
 export function readAll(fd: number, buf: Uint8Array, start = 0): number {
   let n = start;
   while (n < buf.length) {
-    const got = fs.readSync(fd, buf, n, buf.length - n, n);
-    if (got === 0) break;
+    const want = buf.length - n;
+    const got = fs.readSync(fd, buf, n, want, n);
     n += got;
+    if (got < want) break;
   }
   return n;
 }
