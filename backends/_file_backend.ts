@@ -294,7 +294,10 @@ export class FileBackend implements BackendOps {
     bytes: Uint8Array,
     meanwhile?: () => Promise<void>,
   ): Promise<string> {
-    const temp = `${this.#c.root}/.${key}.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
+    // At most 1 + 120 + 1 + 40 + 1 + 16 + 4 = 183 bytes, well within a name's 255.
+    const temp = `${this.#c.root}/.${
+      key.slice(0, 120)
+    }.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
     const fd = createWith(temp, bytes, FILE_MODE);
     try {
       const flushed = this.#c.durable ? syncData(fd) : undefined;

@@ -181,3 +181,26 @@ Deno.test({
       assert.equal(await del, true);
     }),
 });
+
+Deno.test({
+  ...opts,
+  name:
+    "readBeforeUpdate: a 200-character key is written, checked, locked and broken like any other",
+  fn: () =>
+    withDir(async (dir) => {
+      const key = `k${"x".repeat(198)}z`;
+      const store = await openFileStore({ dir, readBeforeUpdate: true });
+      await store.create(key, "long", "v1");
+      {
+        await using holder = new RbuWorker({ job: "hold", dir, key });
+        await holder.waitFor("locked");
+        holder.kill("SIGKILL");
+      }
+      const scope = new Scope();
+      await store.read(key, { scope });
+      await store.update(key, "long", "v2", { scope });
+      assert.equal((await store.read(key)).content, "v2");
+      assert.equal(await store.delete(key), true);
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+    }),
+});
