@@ -6,7 +6,7 @@ import meta from "../deno.json" with { type: "json" };
 export const VERSION: string = meta.version;
 
 /** The `--help` text. */
-export const USAGE = `agentmem ${VERSION}: the operator CLI for agentmem memory stores
+export const USAGE: string = `agentmem ${VERSION}: the operator CLI for agentmem memory stores
 
 Usage: agentmem <command> [arguments] [options]
 
