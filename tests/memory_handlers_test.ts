@@ -358,3 +358,63 @@ Deno.test("betaMemoryTool() runs the handlers: success text, and failures as is_
     /File \/memories\/a\.md already exists/,
   );
 });
+
+Deno.test({
+  name: "anthropicMemoryHandlers() makes a span per command, with its outcome",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const { context, trace } = await import("@opentelemetry/api");
+    const { AsyncLocalStorageContextManager } = await import(
+      "@opentelemetry/context-async-hooks"
+    );
+    const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+      "@opentelemetry/sdk-trace-base"
+    );
+    const exporter = new InMemorySpanExporter();
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    assert.ok(trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    ));
+    try {
+      const store = new FakeStore();
+      const memory = anthropicMemoryHandlers(store, { scope: new Scope() });
+      await memory.create({ command: "create", path: "/memories/a.md", file_text: "x" });
+      await memory.create({ command: "create", path: "/memories/a.md", file_text: "x" }).catch(
+        () => {},
+      );
+      await memory.create({ command: "create", path: "/memories/a/b", file_text: "x" }).catch(
+        () => {},
+      );
+      store.failWith = new Error("down");
+      await memory.view({ command: "view", path: "/memories" }).catch(() => {});
+      const tools = exporter.getFinishedSpans().filter((s) => s.name === "execute_tool memory");
+      assert.deepEqual(
+        tools.map((s) => [s.attributes["memory.operation"], s.attributes["memory.outcome"]]),
+        [
+          ["memory.create", "ok"],
+          ["memory.create", "exists"],
+          ["memory.create", "refused"],
+          ["memory.view", "error"],
+        ],
+      );
+      assert.ok(tools.every((s) => s.attributes["memory.backend"] === "fake"));
+    } finally {
+      trace.disable();
+      context.disable();
+    }
+  },
+});
+
+Deno.test("anthropicMemoryHandlers() refuses a store whose info() throws with ConfigError", () => {
+  const store = new FakeStore();
+  const broken = Object.assign(Object.create(FakeStore.prototype), store, {
+    info: () => {
+      throw new TypeError("no info");
+    },
+  });
+  assert.throws(
+    () => anthropicMemoryHandlers(broken, { scope: null }),
+    (e) => e instanceof ConfigError && /info\(\) threw TypeError: "no info"/.test(e.message),
+  );
+});

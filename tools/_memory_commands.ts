@@ -1,12 +1,13 @@
 // The store side of Claude's memory tool: the directory view, the revision-checked edit loop,
 // and store failures in the words the SDK's filesystem tool uses.
 
-import { MemoryError } from "../store/errors.ts";
+import { ConfigError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions, Item, Store } from "../store/types.ts";
-import { utf8Length } from "../store/_text.ts";
+import { withSpan } from "../store/_telemetry.ts";
+import { describeType, quote, utf8Length } from "../store/_text.ts";
 import { frame, oneLine, quoteKey } from "./_frame.ts";
-import { describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
+import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 100;
@@ -24,38 +25,40 @@ export function storeError(
   e: unknown,
   path: string,
   exists = `File ${path} already exists`,
-): Error {
+): CommandError {
+  if (e instanceof CommandError) return e;
   const code = e instanceof MemoryError ? e.code : "error";
+  const fail = (message: string) => new CommandError(message, code);
   switch (code) {
     case "not_found":
-      return new Error(`The path ${path} does not exist. Please provide a valid path.`);
+      return fail(`The path ${path} does not exist. Please provide a valid path.`);
     case "exists":
-      return new Error(exists);
+      return fail(exists);
     case "capacity":
-      return new Error(
+      return fail(
         `Refused: memory is full (${MAX_ENTRIES} files, the most it holds). Nothing was written. ` +
           "Delete a file you no longer need, or edit one.",
       );
     case "too_large":
     case "invalid_content":
-      return new Error(
+      return fail(
         `Refused: a memory file holds at most ${MAX_CONTENT_BYTES} bytes of UTF-8 text, so ` +
           `${path} was not written. Keep it shorter, or split it into two files.`,
       );
     case "invalid_key":
     case "invalid_description":
-      return new Error(`Refused: the store does not accept ${path}. Nothing was written.`);
+      return fail(`Refused: the store does not accept ${path}. Nothing was written.`);
     case "read_only":
-      return new Error("Refused: memory is read-only in this run. Nothing was changed.");
+      return fail("Refused: memory is read-only in this run. Nothing was changed.");
     case "stale":
-      return new Error(
+      return fail(
         `The file ${path} kept changing while this run edited it, so the edit was not made. ` +
           "View it and try again.",
       );
     case "corrupt":
-      return new Error(`The file ${path} is damaged and cannot be read. You can delete it.`);
+      return fail(`The file ${path} is damaged and cannot be read. You can delete it.`);
     default:
-      return new Error(
+      return fail(
         "The memory store is temporarily unavailable, so the command did not complete. This is " +
           `not caused by your command; you may retry later. View ${path} to check it first.`,
       );
@@ -174,4 +177,56 @@ export async function viewRoot(
   }
   const lines = shown.map((item, i) => line(item, sizes[i]!));
   return head(n) + frame("MEMORY INDEX", lines).text + tail(n);
+}
+
+// Each command makes an `execute_tool memory` span, with the command and its outcome: "ok", a
+// store error code, or "refused" for a command the SDK's own tool would refuse too.
+export function traced<C>(
+  backend: string,
+  command: string,
+  run: (c: C) => Promise<string>,
+): (c: C) => Promise<string> {
+  return (c) =>
+    withSpan(
+      "execute_tool memory",
+      {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "memory",
+        "memory.backend": backend,
+        "memory.operation": `memory.${command}`,
+      },
+      async () => {
+        try {
+          return { text: await run(c) };
+        } catch (e) {
+          return { error: e instanceof CommandError ? e : storeError(e, ROOT) };
+        }
+      },
+      (r) => "error" in r ? r.error.outcome : "ok",
+    ).then((r) => {
+      if ("error" in r) throw r.error;
+      return r.text;
+    });
+}
+
+/** The store's backend name, for spans; a store whose info() fails is a ConfigError. */
+export function backendOf(store: Store): string {
+  let info;
+  try {
+    info = store.info();
+  } catch (e) {
+    throw new ConfigError(
+      `Cannot make the memory tool handlers: the store's info() threw ${
+        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
+      }; a Store must answer info() with its backend name`,
+      { cause: e },
+    );
+  }
+  if (info === null || typeof info !== "object" || typeof info.backend !== "string") {
+    throw new ConfigError(
+      `Cannot make the memory tool handlers: the store's info() must return ` +
+        `{ backend, location }, got ${describeType(info)}`,
+    );
+  }
+  return info.backend;
 }

@@ -8,6 +8,25 @@ import { MAX_DESCRIPTION_RUNES } from "../store/limits.ts";
 import { validateKey } from "../store/validate.ts";
 import { quote } from "../store/_text.ts";
 
+/**
+ * A command refused or failed, with the outcome its span records. The SDK sends the message to
+ * the model as an `is_error` tool result.
+ */
+export class CommandError extends Error {
+  /** The outcome on the command's span: a store error code, or `"refused"`. */
+  readonly outcome: string;
+
+  /**
+   * @param message What the model reads.
+   * @param outcome The outcome on the command's span.
+   */
+  constructor(message: string, outcome = "refused") {
+    super(message);
+    this.name = "CommandError";
+    this.outcome = outcome;
+  }
+}
+
 /** The directory the model's paths live under. */
 export const ROOT = "/memories";
 
@@ -21,15 +40,15 @@ export type MemoryPath = { readonly root: true } | { readonly root: false; reado
  */
 export function parsePath(path: unknown): MemoryPath {
   if (typeof path !== "string") {
-    throw new Error(`Path must be a string starting with ${ROOT}, got ${typeof path}`);
+    throw new CommandError(`Path must be a string starting with ${ROOT}, got ${typeof path}`);
   }
   if (path === ROOT || path === `${ROOT}/`) return { root: true };
   if (!path.startsWith(`${ROOT}/`)) {
-    throw new Error(`Path must start with ${ROOT}/, got: ${quote(path)}`);
+    throw new CommandError(`Path must start with ${ROOT}/, got: ${quote(path)}`);
   }
   const name = path.slice(ROOT.length + 1);
   if (name.includes("/")) {
-    throw new Error(
+    throw new CommandError(
       `The path ${quote(path)} has a subdirectory; this memory holds files directly under ` +
         `${ROOT} only. Use a flat name such as ${ROOT}/${flatName(name)}`,
     );
@@ -37,7 +56,7 @@ export function parsePath(path: unknown): MemoryPath {
   try {
     return { root: false, key: validateKey(name) };
   } catch {
-    throw new Error(
+    throw new CommandError(
       `The path ${quote(path)} is not a legal memory file name: a name is 1 to 200 characters ` +
         `from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without "..", ` +
         `e.g. ${ROOT}/user_preferences.md`,
@@ -86,12 +105,12 @@ export function strReplace(path: string, text: string, oldStr: string, newStr: s
     if (line.includes(oldStr)) matching.push(i + 1);
   });
   if (matching.length === 0) {
-    throw new Error(
+    throw new CommandError(
       `No replacement was performed, old_str ${quote(oldStr)} did not appear verbatim in ${path}.`,
     );
   }
   if (matching.length > 1) {
-    throw new Error(
+    throw new CommandError(
       `No replacement was performed. Multiple occurrences of old_str ${quote(oldStr)} in ` +
         `lines: ${matching.join(", ")}. Please ensure it is unique`,
     );
@@ -107,7 +126,7 @@ export function insertAt(
 ): string {
   const lines = text.split("\n");
   if (insertLine < 0 || insertLine > lines.length) {
-    throw new Error(
+    throw new CommandError(
       `Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of ` +
         `lines of the file: [0, ${lines.length}]`,
     );

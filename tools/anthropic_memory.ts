@@ -10,9 +10,11 @@ import { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
 import { describeType, quote } from "../store/_text.ts";
+import type { AnthropicMemoryHandlers } from "./anthropic_memory_types.ts";
 import { isPlainObject } from "./_args.ts";
 import { frame, numberedLines } from "./_frame.ts";
 import {
+  CommandError,
   describeText,
   insertAt,
   type MemoryPath,
@@ -22,89 +24,24 @@ import {
   viewRange,
 } from "./_memory_files.ts";
 import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "./_list_tool.ts";
-import { editFile, isNotFound, storeError, viewRoot } from "./_memory_commands.ts";
+import {
+  backendOf,
+  editFile,
+  isNotFound,
+  storeError,
+  traced,
+  viewRoot,
+} from "./_memory_commands.ts";
 
-/** `view`: a file with line numbers, or the directory's memories. */
-export interface MemoryViewCommand {
-  /** Always `"view"`. */
-  readonly command: "view";
-  /** `/memories` or `/memories/<key>`. */
-  readonly path: string;
-  /** `[first, last]` lines of a file (1-based, `-1` for the end); of the directory, entries. */
-  readonly view_range?: readonly number[] | undefined;
-}
-
-/** `create`: a new file with the given text. */
-export interface MemoryCreateCommand {
-  /** Always `"create"`. */
-  readonly command: "create";
-  /** `/memories/<key>`. */
-  readonly path: string;
-  /** The file's text. */
-  readonly file_text: string;
-}
-
-/** `str_replace`: replace text that occurs on exactly one line of a file. */
-export interface MemoryStrReplaceCommand {
-  /** Always `"str_replace"`. */
-  readonly command: "str_replace";
-  /** `/memories/<key>`. */
-  readonly path: string;
-  /** The text to replace; it must occur on exactly one line. */
-  readonly old_str: string;
-  /** The text to put in its place. */
-  readonly new_str: string;
-}
-
-/** `insert`: insert a line into a file. */
-export interface MemoryInsertCommand {
-  /** Always `"insert"`. */
-  readonly command: "insert";
-  /** `/memories/<key>`. */
-  readonly path: string;
-  /** The line after which to insert (0 for the top). */
-  readonly insert_line: number;
-  /** The text to insert; one trailing newline is dropped. */
-  readonly insert_text: string;
-}
-
-/** `delete`: delete a file. */
-export interface MemoryDeleteCommand {
-  /** Always `"delete"`. */
-  readonly command: "delete";
-  /** `/memories/<key>`. */
-  readonly path: string;
-}
-
-/** `rename`: give a file another name. */
-export interface MemoryRenameCommand {
-  /** Always `"rename"`. */
-  readonly command: "rename";
-  /** The file's path. */
-  readonly old_path: string;
-  /** Its new path, which must not exist yet. */
-  readonly new_path: string;
-}
-
-/**
- * Handlers for each command of Claude's memory tool: a structural copy of the SDK's
- * `MemoryToolHandlers`, so this library never imports the SDK. Each resolves to the text the
- * model sees, and rejects with an `Error` whose message the SDK sends back with `is_error: true`.
- */
-export interface AnthropicMemoryHandlers {
-  /** Shows a file with line numbers, or the memories in `/memories`. */
-  view(command: MemoryViewCommand): Promise<string>;
-  /** Creates a file; fails when it exists. */
-  create(command: MemoryCreateCommand): Promise<string>;
-  /** Replaces text occurring on exactly one line of a file. */
-  str_replace(command: MemoryStrReplaceCommand): Promise<string>;
-  /** Inserts a line into a file. */
-  insert(command: MemoryInsertCommand): Promise<string>;
-  /** Deletes a file. */
-  delete(command: MemoryDeleteCommand): Promise<string>;
-  /** Renames a file; fails when the new name exists. */
-  rename(command: MemoryRenameCommand): Promise<string>;
-}
+export type {
+  AnthropicMemoryHandlers,
+  MemoryCreateCommand,
+  MemoryDeleteCommand,
+  MemoryInsertCommand,
+  MemoryRenameCommand,
+  MemoryStrReplaceCommand,
+  MemoryViewCommand,
+} from "./anthropic_memory_types.ts";
 
 /** Options of `anthropicMemoryHandlers`. */
 export interface AnthropicMemoryHandlersOptions {
@@ -181,15 +118,16 @@ export function anthropicMemoryHandlers(
   const call: CallOptions = { scope };
   const writable = (command: string) => {
     if (readOnly || isReadOnly(store)) {
-      throw new Error(
+      throw new CommandError(
         `Refused: memory is read-only in this run, so ${command} is not available and nothing ` +
           `was changed. Use view to read memories.`,
+        "read_only",
       );
     }
   };
   const file = (path: unknown): string => {
     const p: MemoryPath = parsePath(path);
-    if (p.root) throw new Error(`The path ${ROOT} is a directory, not a file.`);
+    if (p.root) throw new CommandError(`The path ${ROOT} is a directory, not a file.`);
     return p.key;
   };
   const handlers: AnthropicMemoryHandlers = {
@@ -213,8 +151,8 @@ export function anthropicMemoryHandlers(
     async create({ path, file_text }) {
       writable("create");
       const p = parsePath(path);
-      if (p.root) throw new Error(`File ${path} already exists`);
-      if (typeof file_text !== "string") throw new Error(`file_text must be a string`);
+      if (p.root) throw new CommandError(`File ${path} already exists`);
+      if (typeof file_text !== "string") throw new CommandError(`file_text must be a string`);
       try {
         await s.create(p.key, describeText(file_text), file_text, call);
       } catch (e) {
@@ -226,7 +164,7 @@ export function anthropicMemoryHandlers(
       writable("str_replace");
       const key = file(path);
       if (typeof old_str !== "string" || typeof new_str !== "string") {
-        throw new Error("old_str and new_str must be strings");
+        throw new CommandError("old_str and new_str must be strings");
       }
       let line = 0;
       const text = await editFile(s, call, key, (current) => {
@@ -247,7 +185,7 @@ export function anthropicMemoryHandlers(
       writable("insert");
       const key = file(path);
       if (typeof insert_line !== "number" || typeof insert_text !== "string") {
-        throw new Error("insert_line must be a number and insert_text a string");
+        throw new CommandError("insert_line must be a number and insert_text a string");
       }
       await editFile(s, call, key, (current) => insertAt(current, insert_line, insert_text));
       return `The file ${path} has been edited.`;
@@ -255,22 +193,22 @@ export function anthropicMemoryHandlers(
     async delete({ path }) {
       writable("delete");
       const p = parsePath(path);
-      if (p.root) throw new Error(`Cannot delete the ${ROOT} directory itself`);
+      if (p.root) throw new CommandError(`Cannot delete the ${ROOT} directory itself`);
       let existed;
       try {
         existed = await s.delete(p.key, call);
       } catch (e) {
         throw storeError(e, path);
       }
-      if (!existed) throw new Error(`The path ${path} does not exist`);
+      if (!existed) throw new CommandError(`The path ${path} does not exist`);
       return `Successfully deleted ${path}`;
     },
     async rename({ old_path, new_path }) {
       writable("rename");
       const from = parsePath(old_path);
       const to = parsePath(new_path);
-      if (from.root) throw new Error(`Cannot rename the ${ROOT} directory itself`);
-      if (to.root) throw new Error(`The destination ${new_path} already exists`);
+      if (from.root) throw new CommandError(`Cannot rename the ${ROOT} directory itself`);
+      if (to.root) throw new CommandError(`The destination ${new_path} already exists`);
       let taken = true;
       try {
         await s.read(to.key, call);
@@ -278,7 +216,7 @@ export function anthropicMemoryHandlers(
         if (!isNotFound(e)) throw storeError(e, new_path);
         taken = false;
       }
-      if (taken) throw new Error(`The destination ${new_path} already exists`);
+      if (taken) throw new CommandError(`The destination ${new_path} already exists`);
       let entry;
       try {
         entry = await s.read(from.key, call);
@@ -298,7 +236,15 @@ export function anthropicMemoryHandlers(
       return `Successfully renamed ${old_path} to ${new_path}`;
     },
   };
-  return Object.freeze(handlers);
+  const backend = backendOf(store);
+  return Object.freeze({
+    view: traced(backend, "view", handlers.view),
+    create: traced(backend, "create", handlers.create),
+    str_replace: traced(backend, "str_replace", handlers.str_replace),
+    insert: traced(backend, "insert", handlers.insert),
+    delete: traced(backend, "delete", handlers.delete),
+    rename: traced(backend, "rename", handlers.rename),
+  });
 }
 
 function oneLineDescription(description: string): string {
