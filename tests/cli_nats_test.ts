@@ -321,6 +321,15 @@ Deno.test({
       info.stdout,
       'backend: jetstream\nlocation: mem/agent-7\nprefix "agent-7": keys are stored as agent-7.<key>\n',
     );
+    const listJson = await cli(t.path, ["list", ...js, "--json"]);
+    assert.deepEqual(
+      Object.entries(JSON.parse(listJson.stdout)).slice(0, 3),
+      [["backend", "jetstream"], ["location", "mem/agent-7"], ["prefix", "agent-7"]],
+    );
+    const ro = await cli(t.path, ["delete", "colon", ...js, "--read-only", "--json"]);
+    assert.equal(ro.code, 1);
+    assert.equal(JSON.parse(ro.stderr).error, "read_only");
+    assert.deepEqual(await agent.read("colon"), await src.read("colon"));
     const list = await cli(t.path, ["list", "--servers", s.authUrl, "--bucket", "mem"]);
     assert.match(list.stdout, /^bucket "mem", prefix "": the whole bucket/);
     assert.match(list.stdout, /\nagent-7\.colon\tsay: "hi" - twice # not a comment\n/);
