@@ -229,3 +229,14 @@ Deno.test("memorySystemNote() frame token cannot be forged by stored text that k
     { numRuns: 50 },
   );
 });
+
+Deno.test("memorySystemNote() refuses a store whose info() throws with ConfigError", () => {
+  const store = new FakeStore();
+  store.info = () => {
+    throw new RangeError("no info");
+  };
+  assert.throws(
+    () => memorySystemNote(store),
+    (e) => e instanceof ConfigError && /info\(\) threw RangeError: "no info"/.test(e.message),
+  );
+});

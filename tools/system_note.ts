@@ -63,7 +63,17 @@ export function memorySystemNote(
   options: SystemNoteOptions = {},
 ): Promise<string> {
   const { readOnly, maxChars } = checkOptions(store, options);
-  const backend = String(store.info().backend);
+  let backend: string;
+  try {
+    backend = String(store.info().backend);
+  } catch (e) {
+    throw new ConfigError(
+      `Cannot write the memory note: the store's info() threw ${
+        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
+      }; a Store must answer info() with its backend name`,
+      { cause: e },
+    );
+  }
   return withSpan(
     "memory.system_note",
     { "memory.backend": backend, "memory.operation": "system_note" },
