@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import {
   CapacityError,
+  CorruptError,
   ExistsError,
   InvalidContentError,
   InvalidDescriptionError,
@@ -27,6 +28,8 @@ export interface Fixture {
   readonly store: Store;
   /** A second store over the same keyspace, as another process would open it. */
   readonly peer: () => Promise<Store>;
+  /** Stores raw bytes under a key, bypassing the library (a hand edit, a damaged entry). */
+  readonly plant: (key: string, bytes: Uint8Array) => Promise<void>;
   readonly cleanup: () => Promise<void>;
 }
 
@@ -233,6 +236,22 @@ export function conformance(options: ConformanceOptions): void {
       assert.deepEqual(await store.read("r"), { description: "new", content: "new" });
     });
   }
+
+  test("list() shows an entry whose header parses but whose body does not; read() says corrupt", async ({ store, plant }) => {
+    const header = new TextEncoder().encode("---\ndescription: damaged body\n---\n");
+    await plant("bad-body", new Uint8Array([...header, 0xff, 0xfe, 0x41]));
+    await plant("bad-header", new TextEncoder().encode("no header at all"));
+    await store.create("good", "fine", "fine");
+    assert.deepEqual(await store.list(), [
+      { key: "bad-body", description: "damaged body" },
+      { key: "good", description: "fine" },
+    ]);
+    await assert.rejects(store.read("bad-body"), CorruptError);
+    await assert.rejects(store.read("bad-header"), CorruptError);
+    // Still entries: they can be neither created over nor hidden from delete.
+    await assert.rejects(store.create("bad-body", "d", "c"), ExistsError);
+    assert.equal(await store.delete("bad-body"), true);
+  });
 
   test("delete() reports whether the key existed", async ({ store }) => {
     await store.create("gone", "d", "c");

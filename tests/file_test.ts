@@ -10,6 +10,7 @@ conformance({
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
+      plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
       cleanup: () => Deno.remove(dir, { recursive: true }),
     };
   },
@@ -25,6 +26,7 @@ conformance({
     return {
       store: await openFileStore({ dir, readBeforeUpdate: true }),
       peer: () => openFileStore({ dir, readBeforeUpdate: true }),
+      plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
       cleanup: () => Deno.remove(dir, { recursive: true }),
     };
   },

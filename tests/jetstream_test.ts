@@ -44,7 +44,12 @@ conformance({
   testOptions: NATS,
   open: async () => {
     const f = await natsFixture();
-    return { store: await f.open(), peer: () => f.open(), cleanup: () => f.cleanup() };
+    return {
+      store: await f.open(),
+      peer: () => f.open(),
+      plant: async (key, bytes) => void await f.kv.put(`run.${key}`, bytes),
+      cleanup: () => f.cleanup(),
+    };
   },
 });
 

@@ -1,7 +1,7 @@
 // The file backend's conformance suite, as tests/file_test.ts registers it, for Node and Bun:
 // bundled against the built npm package by prepare.ts, run by tests/runtimes_test.ts.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openFileStore } from "../../mod.ts";
@@ -17,6 +17,7 @@ conformance({
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
+      plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
   },
@@ -32,6 +33,7 @@ conformance({
     return {
       store: await openFileStore({ dir, readBeforeUpdate: true }),
       peer: () => openFileStore({ dir, readBeforeUpdate: true }),
+      plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
   },

@@ -29,6 +29,7 @@ conformance({
     return {
       store: await store(),
       peer: store,
+      plant: async (key: string, bytes: Uint8Array) => void await kv.put(`run.${key}`, bytes),
       cleanup: async () => {
         await kv.destroy();
         await Promise.all(connections.map((nc) => nc.close()));
