@@ -418,3 +418,40 @@ Deno.test("anthropicMemoryHandlers() refuses a store whose info() throws with Co
     (e) => e instanceof ConfigError && /info\(\) threw TypeError: "no info"/.test(e.message),
   );
 });
+
+Deno.test("anthropicMemoryHandlers() refuses any malformed command as a CommandError and writes nothing", async () => {
+  const store = new FakeStore();
+  store.seed("a.md", "A", "line");
+  const memory = anthropicMemoryHandlers(store, { scope: new Scope() });
+  const names = ["view", "create", "str_replace", "insert", "delete", "rename"] as const;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...names),
+      fc.oneof(
+        fc.anything(),
+        fc.record({
+          path: fc.oneof(fc.anything(), fc.constant("/memories/a.md")),
+          old_path: fc.anything(),
+          new_path: fc.anything(),
+          file_text: fc.anything(),
+          old_str: fc.anything(),
+          new_str: fc.anything(),
+          insert_line: fc.anything(),
+          insert_text: fc.anything(),
+        }, { requiredKeys: [] }),
+      ),
+      async (name, input) => {
+        try {
+          // deno-lint-ignore no-explicit-any
+          await (memory[name] as any)(input);
+        } catch (e) {
+          assert.equal((e as Error).name, "CommandError", String(e));
+          assert.doesNotMatch((e as Error).message, /temporarily unavailable/);
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+  // Well-formed commands on a.md may have run (even its delete); nothing else was written.
+  assert.ok([...store.entries.keys()].every((k) => k === "a.md"));
+});

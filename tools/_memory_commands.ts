@@ -197,6 +197,11 @@ export function traced<C>(
       },
       async () => {
         try {
+          if (c === null || typeof c !== "object" || Array.isArray(c)) {
+            throw new CommandError(
+              `The ${command} command's input must be a JSON object, as the memory tool defines it`,
+            );
+          }
           return { text: await run(c) };
         } catch (e) {
           return { error: e instanceof CommandError ? e : storeError(e, ROOT) };
