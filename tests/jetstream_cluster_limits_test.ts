@@ -1,0 +1,77 @@
+// The jetstream backend's capacity bound and marker-free deletes on a replicated bucket: an R3
+// bucket on a 3-node nats-server 2.10.27 cluster, written through stores on different nodes.
+
+import assert from "node:assert/strict";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { Kvm } from "@nats-io/kv";
+import { CapacityError, MAX_ENTRIES, openJetStreamStore, type Store } from "../mod.ts";
+import { natsConnect, retryUntil, startNatsCluster } from "./_nats_server.ts";
+import { serverBinary } from "./nemesis/servers.ts";
+
+const BUCKET = "memory";
+const BIN = serverBinary("2.10.27");
+const CI = Deno.env.get("CI") === "true";
+
+if (BIN === undefined && !CI) {
+  console.error(
+    "\n%c!!! nats-server 2.10.27 not found: SKIPPING the R3 capacity test (run .ci/nats-2.10.sh) !!!\n",
+    "color: red; font-weight: bold",
+  );
+}
+
+Deno.test({
+  name:
+    "[jetstream 2.10.27 cluster] R3 bucket: stores on two nodes creating in turn never pass the limit, and deletes leave no markers",
+  ignore: BIN === undefined && !CI,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    assert.ok(BIN, "nats-server 2.10.27 is missing; run .ci/nats-2.10.sh");
+    await using cluster = await startNatsCluster(3, BIN);
+    const conns: NatsConnection[] = [];
+    try {
+      for (const url of cluster.urls) conns.push(await natsConnect(url));
+      const [n1, n2, n3] = conns as [NatsConnection, NatsConnection, NatsConnection];
+      const kv = await retryUntil(
+        () => new Kvm(n1).create(BUCKET, { history: 1, replicas: 3 }),
+        60_000,
+      );
+      await retryUntil(() => kv.put("warmup", "ok"), 60_000);
+      const open = (nc: NatsConnection) =>
+        retryUntil(() => openJetStreamStore({ bucket: BUCKET, prefix: "run" }, { nc }), 60_000);
+      const [a, b, c] = [await open(n1), await open(n2), await open(n3)] as Store[] as [
+        Store,
+        Store,
+        Store,
+      ];
+
+      const fill = async (from: number) => {
+        let created = 0;
+        for (let i = from;; i++) {
+          const outcome = await (i % 2 === 0 ? a : b).create(`k${i}`, "d", "c").then(
+            () => "created",
+            (e) => e,
+          );
+          if (outcome instanceof CapacityError) return created;
+          if (outcome !== "created") throw outcome;
+          created++;
+        }
+      };
+      assert.equal(await fill(0), MAX_ENTRIES);
+      assert.equal((await c.list()).length, MAX_ENTRIES);
+
+      // Deletes through a third node leave nothing behind, and the freed room is refilled exactly.
+      for (let i = 0; i < 100; i++) assert.equal(await c.delete(`k${i}`), true);
+      const jsm = await jetstreamManager(n1);
+      const info = await jsm.streams.info(`KV_${BUCKET}`, {
+        subjects_filter: `$KV.${BUCKET}.run.>`,
+      });
+      assert.equal(Object.keys(info.state.subjects ?? {}).length, MAX_ENTRIES - 100);
+      assert.equal(await fill(MAX_ENTRIES + 100), 100);
+      assert.equal((await a.list()).length, MAX_ENTRIES);
+    } finally {
+      await Promise.all(conns.map((c) => c.close().catch(() => {})));
+    }
+  },
+});
