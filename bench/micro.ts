@@ -17,6 +17,7 @@ import { startNatsServer } from "../tests/_nats_server.ts";
 import { inflightLibrary, inflightRaw, type OpenFile } from "./_inflight.ts";
 import { DirSync, rawCreate, rawUpdate } from "./_raw.ts";
 import { median } from "./_stats.ts";
+import { rbuSupported } from "./_library.ts";
 import type { TargetRow } from "./_results.ts";
 
 /** One measured row: medians over trials (µs per op, or ops/s) and the within-trial ratio. */
@@ -187,23 +188,6 @@ async function capacitySection(place: Placer, backend: string, o: Opts): Promise
     trials.push(v);
   }
   return row("capacity", backend, "µs/op", trials, ["ratio at 1,000", "ratio at empty"]);
-}
-
-/** Whether this library's file backend enforces `readBeforeUpdate` (an older one may not). */
-async function rbuSupported(dir: string): Promise<boolean> {
-  try {
-    const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
-    const store = await open({ dir, readBeforeUpdate: true });
-    await store.create("probe", DESCRIPTION, "x");
-    try {
-      await store.update("probe", DESCRIPTION, "y", { scope: new Scope() });
-      return false;
-    } catch (e) {
-      return (e as { code?: string }).code === "stale";
-    }
-  } catch {
-    return false;
-  }
 }
 
 async function rbuSection(work: string, o: Opts): Promise<MicroRow | string> {

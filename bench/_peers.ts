@@ -1,0 +1,319 @@
+// The peers: what a user would pick instead of this library, behind one small interface so
+// bench/peers.ts runs the same workload on each. Dev-only: nothing here is reachable from mod.ts.
+//
+// Each value is a one-line description and a one-line body. An update replaces the body this
+// process last read (the revision-checked systems check it was not overwritten since); an
+// increment is one read-modify-write of a counter, retried where the system reports a conflict.
+
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { DatabaseSync } from "node:sqlite";
+import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
+import { connect } from "@nats-io/transport-node";
+import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
+
+/** Every system the peers table and the lost-update table can run. */
+export const SYSTEMS = [
+  "agentmem file",
+  "agentmem file, readBeforeUpdate",
+  "agentmem jetstream",
+  "Deno KV",
+  "SQLite",
+  "Anthropic filesystem tool",
+  "MCP memory (JSONL)",
+] as const;
+/** One system. */
+export type System = typeof SYSTEMS[number];
+
+/** What one system does per operation. */
+export interface Peer {
+  create(key: string, description: string, body: string): Promise<void>;
+  read(key: string): Promise<string>;
+  update(key: string, body: string): Promise<void>;
+  list(): Promise<number>;
+  delete(key: string): Promise<void>;
+  /** One read-modify-write increment of a counter; resolves to the conflicts retried. */
+  increment(key: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Where a system keeps its data: a directory (made by the driver), and NATS for jetstream. */
+export interface Place {
+  readonly dir: string;
+  readonly bucket: string;
+  readonly servers: readonly string[];
+}
+
+/** Opens `system` at `place`. */
+export function openPeer(system: System, place: Place): Promise<Peer> {
+  switch (system) {
+    case "agentmem file":
+      return agentmem(openFileStore({ dir: place.dir }), false);
+    case "agentmem file, readBeforeUpdate": {
+      const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
+      return agentmem(open({ dir: place.dir, readBeforeUpdate: true }), true);
+    }
+    case "agentmem jetstream":
+      return agentmemJetStream(place);
+    case "Deno KV":
+      return denoKv(`${place.dir}/kv.sqlite`);
+    case "SQLite":
+      return Promise.resolve(sqlite(`${place.dir}/memory.db`));
+    case "Anthropic filesystem tool":
+      return anthropicTool(place.dir);
+    case "MCP memory (JSONL)":
+      return Promise.resolve(mcpJsonl(`${place.dir}/memory.jsonl`));
+  }
+}
+
+const COUNT = /count: (\d+);/;
+const isCode = (e: unknown, code: string) => (e as { code?: unknown }).code === code;
+
+async function agentmem(opening: Promise<Store>, checked: boolean, close = () => {}) {
+  const store = await opening;
+  const scope = new Scope();
+  const descriptions = new Map<string, string>();
+  const opts = { scope };
+  return {
+    create: (key, description, body) => {
+      descriptions.set(key, description);
+      return store.create(key, description, body, opts);
+    },
+    read: async (key) => {
+      const e = await store.read(key, opts);
+      descriptions.set(key, e.description);
+      return e.content;
+    },
+    update: (key, body) => store.update(key, descriptions.get(key) ?? "counter", body, opts),
+    list: async () => (await store.list()).length,
+    delete: async (key) => void await store.delete(key, opts),
+    async increment(key) {
+      for (let conflicts = 0;; conflicts++) {
+        const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
+        try {
+          await store.update(key, "counter", `count: ${n + 1};`, opts);
+          return conflicts;
+        } catch (e) {
+          if (!checked || !isCode(e, "stale")) throw e;
+        }
+      }
+    },
+    close: () => Promise.resolve(close()),
+  } satisfies Peer;
+}
+
+async function agentmemJetStream(place: Place): Promise<Peer> {
+  const nc = await connect({ servers: [...place.servers] });
+  const store = openJetStreamStore({ bucket: place.bucket, prefix: "" }, { nc });
+  return agentmem(store, true, () => void nc.close());
+}
+
+// Deno KV: a versionstamp check on create (must be absent) and on update (must be what was read).
+// Several processes on one local Deno KV file get "database is locked" under contention: every
+// call is retried on it (counted in `lockedRetries`), as a user would have to.
+export let lockedRetries = 0;
+async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!String(e).includes("database is locked")) throw e;
+      lockedRetries++;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+}
+
+async function denoKv(path: string): Promise<Peer> {
+  const kv = await unlocked(() => Deno.openKv(path));
+  const seen = new Map<string, string>();
+  type V = { description: string; body: string };
+  const get = async (key: string) => {
+    const e = await unlocked(() => kv.get<V>(["m", key]));
+    if (e.value === null) throw new Error(`No entry ${key}`);
+    seen.set(key, e.versionstamp);
+    return e;
+  };
+  const put = async (key: string, stamp: string | null, value: V) =>
+    (await unlocked(() =>
+      kv.atomic().check({ key: ["m", key], versionstamp: stamp }).set(["m", key], value).commit()
+    )).ok;
+  return {
+    async create(key, description, body) {
+      if (!(await put(key, null, { description, body }))) throw new Error(`${key} exists`);
+    },
+    read: async (key) => (await get(key)).value.body,
+    async update(key, body) {
+      const e = await get(key);
+      if (!(await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body }))) {
+        throw new Error(`${key} changed`);
+      }
+    },
+    async list() {
+      return await unlocked(async () => {
+        let n = 0;
+        for await (const _ of kv.list({ prefix: ["m"] })) n++;
+        return n;
+      });
+    },
+    delete: (key) => unlocked(() => kv.delete(["m", key])),
+    async increment(key) {
+      for (let conflicts = 0;; conflicts++) {
+        const e = await get(key);
+        const n = Number(COUNT.exec(e.value.body)?.[1]);
+        if (await put(key, e.versionstamp, { ...e.value, body: `count: ${n + 1};` })) {
+          return conflicts;
+        }
+      }
+    },
+    close: () => Promise.resolve(kv.close()),
+  };
+}
+
+// SQLite through node:sqlite: one table, WAL, synchronous=FULL (one WAL fsync per commit), a
+// version column for revision-checked updates.
+function sqlite(path: string): Peer {
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA busy_timeout = 30000");
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = FULL");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER)",
+  );
+  const ins = db.prepare("INSERT INTO m VALUES (?, ?, ?, 1)");
+  const sel = db.prepare("SELECT body, version FROM m WHERE key = ?");
+  const upd = db.prepare(
+    "UPDATE m SET body = ?, version = version + 1 WHERE key = ? AND version = ?",
+  );
+  const lst = db.prepare("SELECT key, description FROM m ORDER BY key");
+  const del = db.prepare("DELETE FROM m WHERE key = ?");
+  const seen = new Map<string, number>();
+  const get = (key: string) => {
+    const row = sel.get(key) as { body: string; version: number } | undefined;
+    if (row === undefined) throw new Error(`No entry ${key}`);
+    seen.set(key, row.version);
+    return row;
+  };
+  return {
+    create: (key, description, body) => Promise.resolve(void ins.run(key, description, body)),
+    read: (key) => Promise.resolve(get(key).body),
+    update(key, body) {
+      const v = seen.get(key) ?? get(key).version;
+      if (upd.run(body, key, v).changes !== 1) throw new Error(`${key} changed`);
+      seen.set(key, v + 1);
+      return Promise.resolve();
+    },
+    list: () => Promise.resolve(lst.all().length),
+    delete: (key) => Promise.resolve(void del.run(key)),
+    increment(key) {
+      for (let conflicts = 0;; conflicts++) {
+        const row = get(key);
+        const n = Number(COUNT.exec(row.body)?.[1]);
+        if (upd.run(`count: ${n + 1};`, key, row.version).changes === 1) {
+          return Promise.resolve(conflicts);
+        }
+      }
+    },
+    close: () => Promise.resolve(db.close()),
+  };
+}
+
+// The Anthropic SDK's filesystem memory tool, driven through its commands as a model would:
+// `create`, `view` of a file (read) and of /memories (list), `str_replace` (update), `delete`.
+async function anthropicTool(dir: string): Promise<Peer> {
+  const tool = await BetaLocalFilesystemMemoryTool.init(dir);
+  const path = (key: string) => `/memories/${key}.md`;
+  const bodies = new Map<string, string>();
+  const view = async (key: string) => {
+    const text = await tool.view({ command: "view", path: path(key) });
+    const body = text.slice(text.lastIndexOf("\t") + 1);
+    bodies.set(key, body);
+    return body;
+  };
+  const replace = (key: string, old: string, body: string) =>
+    tool.str_replace({ command: "str_replace", path: path(key), old_str: old, new_str: body });
+  return {
+    create: async (key, description, body) =>
+      void await tool.create({
+        command: "create",
+        path: path(key),
+        file_text: `${description}\n${body}`,
+      }),
+    read: view,
+    update: async (key, body) => void await replace(key, bodies.get(key) ?? await view(key), body),
+    list: async () =>
+      (await tool.view({ command: "view", path: "/memories" })).split("\n").length - 2,
+    delete: async (key) => void await tool.delete({ command: "delete", path: path(key) }),
+    async increment(key) {
+      for (let conflicts = 0;; conflicts++) {
+        const n = Number(COUNT.exec(await view(key))?.[1]);
+        try {
+          await replace(key, `count: ${n};`, `count: ${n + 1};`);
+          return conflicts;
+        } catch (e) {
+          if (!String(e).includes("did not appear verbatim")) throw e;
+        }
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+// The MCP reference memory server's storage pattern, reproduced: its KnowledgeGraphManager is
+// exported, but importing the package starts its stdio server, so this does what its loadGraph
+// and saveGraph do: read the whole JSONL file and parse every line on each call; on each change,
+// write every line to a temp file and rename it over the file (no fsync). A memory is an entity
+// whose observations are [description, body]; an update is one load and one save.
+function mcpJsonl(file: string): Peer {
+  type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
+  const load = async (): Promise<Entity[]> => {
+    let text: string;
+    try {
+      text = await readFile(file, "utf-8");
+    } catch (e) {
+      if (isCode(e, "ENOENT")) return [];
+      throw e;
+    }
+    return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Entity);
+  };
+  const save = async (graph: Entity[]) => {
+    const temp = `${file}.${crypto.randomUUID().replaceAll("-", "")}.tmp`;
+    await writeFile(temp, graph.map((e) => JSON.stringify(e)).join("\n"));
+    await rename(temp, file);
+  };
+  const find = (graph: Entity[], key: string) => {
+    const e = graph.find((x) => x.name === key);
+    if (e === undefined) throw new Error(`No entity ${key}`);
+    return e;
+  };
+  return {
+    async create(key, description, body) {
+      const graph = await load();
+      if (graph.some((e) => e.name === key)) return;
+      graph.push({
+        type: "entity",
+        name: key,
+        entityType: "memory",
+        observations: [description, body],
+      });
+      await save(graph);
+    },
+    read: async (key) => find(await load(), key).observations[1] ?? "",
+    async update(key, body) {
+      const graph = await load();
+      find(graph, key).observations[1] = body;
+      await save(graph);
+    },
+    list: async () => (await load()).length,
+    async delete(key) {
+      await save((await load()).filter((e) => e.name !== key));
+    },
+    async increment(key) {
+      const graph = await load();
+      const e = find(graph, key);
+      e.observations[1] = `count: ${Number(COUNT.exec(e.observations[1] ?? "")?.[1]) + 1};`;
+      await save(graph);
+      return 0;
+    },
+    close: () => Promise.resolve(),
+  };
+}

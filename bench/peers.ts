@@ -1,0 +1,282 @@
+// The peers table and the lost-update table: the same workload on this library's two backends
+// and on what a user would pick instead (bench/_peers.ts), in 1 and 4 processes.
+//
+// Workload per system, N keys of 1 KiB, in a fresh directory or bucket: create every key, read
+// every key, update every key, list (repeated), delete every key; with 4 processes each takes
+// every 4th key and all list. Figures are ops/s over the phase's wall time (first start to last
+// end). Lost updates: 4 processes each make `increments` read-modify-write increments of one key.
+//
+// Run by bench/main.ts, or alone: `deno run -A --unstable-kv bench/peers.ts [--quick]
+// [--servers=URL]`; prints
+// one JSON object (PeersResult). `--worker` is the worker process's mode.
+
+import { Kvm } from "@nats-io/kv";
+import { connect } from "@nats-io/transport-node";
+import { startNatsServer } from "../tests/_nats_server.ts";
+import { lockedRetries, openPeer, type Peer, type Place, type System, SYSTEMS } from "./_peers.ts";
+import { rbuSupported } from "./_library.ts";
+import { readLines } from "./_pool.ts";
+
+/** ops/s of one operation of one system at one size and process count. */
+export interface PeerRow {
+  readonly system: System;
+  readonly n: number;
+  readonly processes: number;
+  readonly op: "create" | "read" | "update" | "list" | "delete";
+  readonly opsPerSec: number;
+  /** Entries a listing saw after the create phase (a lost create shows as fewer than n). */
+  readonly kept?: number;
+  /** Reads, updates or deletes that failed (of a key a lost create never wrote). */
+  readonly failed: number;
+}
+
+/** One system's lost-update count. */
+export interface LostRow {
+  readonly system: System;
+  readonly processes: number;
+  readonly increments: number;
+  readonly final: number;
+  readonly lost: number;
+  readonly retries: number;
+}
+
+/** What peers.ts prints. */
+export interface PeersResult {
+  readonly rows: PeerRow[];
+  readonly lost: LostRow[];
+  readonly notes: string[];
+}
+
+type Command =
+  | { cmd: "open"; system: System; place: Place }
+  | { cmd: "run"; op: string; keys: string[]; reps: number }
+  | { cmd: "close" };
+
+const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
+const SELF = new URL(import.meta.url).pathname;
+const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+const ENC = new TextEncoder();
+
+async function workerMain(): Promise<void> {
+  let peer: Peer | undefined;
+  let system = "";
+  const create = "c".repeat(1024);
+  const update = "u".repeat(1024);
+  for await (const line of readLines(Deno.stdin.readable)) {
+    const c = JSON.parse(line) as Command;
+    let reply: unknown;
+    try {
+      if (c.cmd === "open") {
+        system = c.system;
+        peer = await openPeer(c.system, c.place);
+        reply = { ok: true };
+      } else if (c.cmd === "close") {
+        await peer?.close();
+        peer = undefined;
+        reply = { ok: true };
+      } else {
+        const p = peer!;
+        let retries = 0;
+        let seen = 0;
+        let failed = 0;
+        const start = performance.timeOrigin + performance.now();
+        for (let r = 0; r < c.reps; r++) {
+          for (const key of c.keys) {
+            try {
+              if (c.op === "create") await p.create(key, DESCRIPTION, create);
+              else if (c.op === "seed") await p.create(key, "counter", "count: 0;");
+              else if (c.op === "read") await p.read(key);
+              else if (c.op === "update") await p.update(key, update);
+              else if (c.op === "delete") await p.delete(key);
+              else if (c.op === "list") seen = await p.list();
+              else if (c.op === "increment") retries += await p.increment(key);
+              else if (c.op === "value") {
+                seen = Number(/count: (\d+);/.exec(await p.read(key))?.[1]);
+              }
+            } catch (e) {
+              // A peer that lost a create fails the read of it: counted, not fatal.
+              if (!["read", "update", "delete"].includes(c.op)) throw e;
+              failed++;
+            }
+          }
+        }
+        const end = performance.timeOrigin + performance.now();
+        reply = { ok: true, start, end, retries, seen, failed, locked: lockedRetries };
+      }
+    } catch (e) {
+      const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      reply = { ok: false, error: `${system}: ${error}` };
+    }
+    await Deno.stdout.write(ENC.encode(JSON.stringify(reply) + "\n"));
+  }
+}
+
+interface Reply {
+  ok: boolean;
+  error?: string;
+  start: number;
+  end: number;
+  retries: number;
+  seen: number;
+  failed: number;
+}
+
+class Worker {
+  readonly #child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--unstable-kv",
+      `--config=${CONFIG}`,
+      "--allow-all",
+      SELF,
+      "--worker",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  readonly #writer = this.#child.stdin.getWriter();
+  readonly #lines = readLines(this.#child.stdout)[Symbol.asyncIterator]();
+
+  async send(c: Command): Promise<Reply> {
+    await this.#writer.write(ENC.encode(JSON.stringify(c) + "\n"));
+    const next = await this.#lines.next();
+    if (next.done) throw new Error(`A peers worker exited during ${c.cmd}`);
+    const reply = JSON.parse(next.value) as Reply;
+    if (!reply.ok) throw new Error(`${c.cmd} ${"op" in c ? c.op : ""} failed: ${reply.error}`);
+    return reply;
+  }
+
+  async stop(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    const timer = setTimeout(() => this.#child.kill("SIGKILL"), 5_000);
+    await this.#child.status;
+    clearTimeout(timer);
+  }
+}
+
+/** Sends each worker its command at once; the wall time from the first start to the last end. */
+async function all(workers: Worker[], commands: Command[]) {
+  const replies = await Promise.all(workers.map((w, i) => w.send(commands[i]!)));
+  const wall = Math.max(...replies.map((r) => r.end)) - Math.min(...replies.map((r) => r.start));
+  return { replies, wall };
+}
+
+function progress(line: string): void {
+  Deno.stderr.writeSync(ENC.encode(`\r\x1b[K${line}`));
+}
+
+interface Opts {
+  quick: boolean;
+  servers: readonly string[] | undefined;
+  sizes?: number[];
+  systems?: System[];
+}
+
+/** Runs both tables. */
+export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
+  const notes: string[] = [];
+  const server = o.servers === undefined ? await startNatsServer() : undefined;
+  const servers = o.servers ?? [server!.url];
+  const nc = await connect({ servers: [...servers] });
+  const workers = Array.from({ length: 4 }, () => new Worker());
+  let seq = 0;
+  const place = async (): Promise<Place> => {
+    const dir = await Deno.makeTempDir({ dir: work, prefix: "peer-" });
+    const bucket = `agentmem_peers_${Date.now().toString(36)}_${seq++}`;
+    await new Kvm(nc).create(bucket, { history: 1 });
+    return { dir, bucket, servers };
+  };
+  const probe = await Deno.makeTempDir({ dir: work });
+  const rbu = await rbuSupported(probe);
+  if (!rbu) notes.push("agentmem file, readBeforeUpdate: not run (this library lacks the option)");
+  const systems = (o.systems ?? [...SYSTEMS]).filter((s) =>
+    rbu || s !== "agentmem file, readBeforeUpdate"
+  );
+  const rows: PeerRow[] = [];
+  const lost: LostRow[] = [];
+  try {
+    for (const n of o.sizes ?? (o.quick ? [20] : [100, 1000])) {
+      for (const processes of [1, 4]) {
+        for (const system of systems.filter((s) => s !== "agentmem file, readBeforeUpdate")) {
+          // Untimed: module loading, JIT and first connections, once per system and worker.
+          if (!o.quick && n === (o.sizes ?? [100])[0]) {
+            await workload(workers.slice(0, processes), system, 16, await place(), o);
+          }
+          progress(`peers: ${system}, ${n} keys, ${processes} process(es)`);
+          rows.push(...await workload(workers.slice(0, processes), system, n, await place(), o));
+        }
+      }
+    }
+    const increments = o.quick ? 20 : 200;
+    for (const system of systems) {
+      progress(`lost updates: ${system}`);
+      const p = await place();
+      const [w0] = workers as [Worker];
+      await w0.send({ cmd: "open", system, place: p });
+      await w0.send({ cmd: "run", op: "seed", keys: ["counter"], reps: 1 });
+      await all(workers, workers.map(() => ({ cmd: "open", system, place: p })));
+      const { replies } = await all(
+        workers,
+        workers.map(() => ({ cmd: "run", op: "increment", keys: ["counter"], reps: increments })),
+      );
+      const final = (await w0.send({ cmd: "run", op: "value", keys: ["counter"], reps: 1 })).seen;
+      await all(workers, workers.map(() => ({ cmd: "close" })));
+      const total = increments * workers.length;
+      const retries = replies.reduce((a, r) => a + r.retries, 0);
+      lost.push({ system, processes: 4, increments: total, final, lost: total - final, retries });
+    }
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await nc.close();
+    await server?.stop();
+  }
+  return { rows, lost, notes };
+}
+
+async function workload(
+  workers: Worker[],
+  system: System,
+  n: number,
+  place: Place,
+  o: Opts,
+): Promise<PeerRow[]> {
+  const P = workers.length;
+  const keys = Array.from({ length: n }, (_, i) => `k${String(i).padStart(4, "0")}`);
+  const mine = (i: number) => keys.filter((_, k) => k % P === i);
+  await all(workers, workers.map(() => ({ cmd: "open", system, place })));
+  const rows: PeerRow[] = [];
+  const listReps = o.quick ? 1 : n >= 1000 ? 3 : 10;
+  for (const op of ["create", "read", "update", "list", "delete"] as const) {
+    const reps = op === "list" ? listReps : 1;
+    const { wall, replies } = await all(
+      workers,
+      workers.map((_, i) => ({ cmd: "run", op, keys: op === "list" ? ["-"] : mine(i), reps })),
+    );
+    const ops = op === "list" ? reps * P : n;
+    const opsPerSec = (ops * 1000) / wall;
+    // The listing runs after every create: it shows how many creates were kept.
+    const kept = op === "list" ? { kept: replies[0]!.seen } : {};
+    const failed = replies.reduce((a, r) => a + r.failed, 0);
+    rows.push({ system, n, processes: P, op, opsPerSec, failed, ...kept });
+  }
+  await all(workers, workers.map(() => ({ cmd: "close" })));
+  return rows;
+}
+
+if (import.meta.main) {
+  if (Deno.args.includes("--worker")) {
+    await workerMain();
+    Deno.exit(0);
+  } else {
+    const work = await Deno.makeTempDir({ prefix: "agentmem-peers-" });
+    try {
+      const quick = Deno.args.includes("--quick");
+      const servers = Deno.args.find((a) => a.startsWith("--servers="))?.slice(10).split(",");
+      console.log(JSON.stringify(await runPeers({ quick, servers }, work)));
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
+  }
+}
