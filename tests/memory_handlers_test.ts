@@ -135,35 +135,37 @@ Deno.test("anthropicMemoryHandlers() succeeds and fails exactly where the SDK's 
   );
 });
 
-Deno.test("anthropicMemoryHandlers() matches the SDK's filesystem tool over a file store", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-handlers-" });
-  try {
-    const store = await openFileStore({ dir });
-    const create = (p: string, t: string): Command => ({
-      command: "create",
-      path: p,
-      file_text: t,
-    });
-    await differential([
-      create("/memories/a.md", "# Units\nmetric\n"),
-      create("/memories/a.md", "again"),
-      { command: "str_replace", path: "/memories/a.md", old_str: "metric", new_str: "SI\nunits" },
-      { command: "str_replace", path: "/memories/a.md", old_str: "i", new_str: "I" },
-      { command: "str_replace", path: "/memories/a.md", old_str: "SI\nunits", new_str: "x" },
-      { command: "insert", path: "/memories/a.md", insert_line: 0, insert_text: "top\n" },
-      { command: "insert", path: "/memories/a.md", insert_line: 99, insert_text: "x" },
-      { command: "view", path: "/memories/a.md", view_range: [2, -1] },
-      { command: "rename", old_path: "/memories/a.md", new_path: "/memories/b.md" },
-      { command: "rename", old_path: "/memories/a.md", new_path: "/memories/c.md" },
-      { command: "view", path: "/memories/a.md" },
-      { command: "delete", path: "/memories/b.md" },
-      { command: "delete", path: "/memories/b.md" },
-      { command: "delete", path: "/memories" },
-    ], store);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+for (const readBeforeUpdate of [false, true]) {
+  Deno.test(`anthropicMemoryHandlers() matches the SDK's filesystem tool over a file store (readBeforeUpdate ${readBeforeUpdate})`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "agentmem-handlers-" });
+    try {
+      const store = await openFileStore({ dir, readBeforeUpdate });
+      const create = (p: string, t: string): Command => ({
+        command: "create",
+        path: p,
+        file_text: t,
+      });
+      await differential([
+        create("/memories/a.md", "# Units\nmetric\n"),
+        create("/memories/a.md", "again"),
+        { command: "str_replace", path: "/memories/a.md", old_str: "metric", new_str: "SI\nunits" },
+        { command: "str_replace", path: "/memories/a.md", old_str: "i", new_str: "I" },
+        { command: "str_replace", path: "/memories/a.md", old_str: "SI\nunits", new_str: "x" },
+        { command: "insert", path: "/memories/a.md", insert_line: 0, insert_text: "top\n" },
+        { command: "insert", path: "/memories/a.md", insert_line: 99, insert_text: "x" },
+        { command: "view", path: "/memories/a.md", view_range: [2, -1] },
+        { command: "rename", old_path: "/memories/a.md", new_path: "/memories/b.md" },
+        { command: "rename", old_path: "/memories/a.md", new_path: "/memories/c.md" },
+        { command: "view", path: "/memories/a.md" },
+        { command: "delete", path: "/memories/b.md" },
+        { command: "delete", path: "/memories/b.md" },
+        { command: "delete", path: "/memories" },
+      ], store);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
 
 Deno.test("anthropicMemoryHandlers() maps /memories/<key> to a key and refuses other paths, writing nothing", async () => {
   const store = new FakeStore();
@@ -454,4 +456,33 @@ Deno.test("anthropicMemoryHandlers() refuses any malformed command as a CommandE
   );
   // Well-formed commands on a.md may have run (even its delete); nothing else was written.
   assert.ok([...store.entries.keys()].every((k) => k === "a.md"));
+});
+
+Deno.test("anthropicMemoryHandlers() on a file store with readBeforeUpdate: two runs x 20 concurrent inserts, all 40 land", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "agentmem-handlers-race-" });
+  try {
+    const runs = await Promise.all(
+      [1, 2].map(async () =>
+        anthropicMemoryHandlers(await openFileStore({ dir, readBeforeUpdate: true }), {
+          scope: new Scope(),
+        })
+      ),
+    );
+    await runs[0]!.create({ command: "create", path: "/memories/log.md", file_text: "# Log" });
+    await Promise.all(runs.map(async (run, r) => {
+      for (let i = 0; i < 20; i++) {
+        await run.insert({
+          command: "insert",
+          path: "/memories/log.md",
+          insert_line: 1,
+          insert_text: `run${r}-${i}`,
+        });
+      }
+    }));
+    const lines = (await (await openFileStore({ dir })).read("log.md")).content.split("\n");
+    assert.equal(lines.length, 41);
+    for (const r of [0, 1]) for (let i = 0; i < 20; i++) assert.ok(lines.includes(`run${r}-${i}`));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
