@@ -32,6 +32,7 @@ export async function chat(client: Anthropic, store: Store, prompt: string): Pro
 }
 
 if (import.meta.main) {
-  const store = await openFileStore({ dir: "./.agentmem" });
+  // readBeforeUpdate turns on the revision check that keeps concurrent edits from being lost.
+  const store = await openFileStore({ dir: "./.agentmem", readBeforeUpdate: true });
   console.log(await chat(new Anthropic(), store, Deno.args.join(" ") || "I prefer metric units."));
 }
