@@ -395,10 +395,15 @@ test("scope: snapshot -> JSON -> restore authorizes exactly the same writes", as
 test("scope: a forged revision 0 never authorizes a write", async () => {
   await using f = await natsFixture();
   const store = await f.open();
+  // The namespace names the bucket instance (its stream's creation time) and the prefix.
+  const namespace = `jetstream:${BUCKET}@${(await f.kv.status()).streamInfo.created}/run`;
+  const probe = new Scope();
+  await store.create("probe", "d", "c", { scope: probe });
+  assert.deepEqual(Object.keys(probe.snapshot().revisions), [namespace]);
   const forged = Scope.restore({
     kind: "agentmem.scope",
     version: 1,
-    revisions: { [`jetstream:${BUCKET}/run`]: { fresh: 0 } },
+    revisions: { [namespace]: { fresh: 0 } },
   });
   await expectError(store.update("fresh", "x", "x", { scope: forged }), StaleError);
   await expectError(store.read("fresh"), NotFoundError);
