@@ -87,7 +87,7 @@ Deno.test("nemesis check() finds a lost increment, a double-applied one and a st
     op({ wl: "ctr", f: "update", key: "c", v: "a" }),
     op({ wl: "ctr", f: "update", key: "c", v: "b" }), // acknowledged, then overwritten
     op({ wl: "ctr", f: "update", key: "c", v: "d", outcome: "unavailable" }),
-    op({ wl: "ctr", f: "read", key: "c", invoke: 20, complete: 30, r: [] }),
+    op({ wl: "ctr", f: "read", key: "c", invoke: 20, complete: 30, r: 0 }),
     final("c", "a d d"),
   ], OPTS);
   assert.equal(v.lost, 1);

@@ -148,17 +148,20 @@ function checkCounter(key: string, ops: OpRecord[], final: string | null, note: 
       if (w === undefined) note("phantom", `${x} in ${key} was never written`);
     }
   }
-  // Only writes that survived: a lost one is counted above, not again for every later read.
+  // A counter only grows: a read that saw `n` ids saw the first `n` of the final list (when
+  // nothing was lost). It is stale when the latest increment acknowledged before it began sits
+  // past them. Only writes that survived count: a lost one is counted above, not for every read.
+  const position = new Map(ids.map((x, i) => [x, i]));
   const acked = writes.filter((w) => w.outcome === "ok" && count.has(w.v as string))
     .sort((a, b) => (a.complete as number) - (b.complete as number));
   for (const r of ops) {
-    if (r.f !== "read" || r.outcome !== "ok" || !Array.isArray(r.r)) continue;
+    if (r.f !== "read" || r.outcome !== "ok" || typeof r.r !== "number") continue;
     let latest: OpRecord | undefined;
     for (const w of acked) {
       if ((w.complete as number) < r.invoke) latest = w;
       else break;
     }
-    if (latest && !(r.r as string[]).includes(latest.v as string)) {
+    if (latest && (position.get(latest.v as string) ?? -1) >= r.r) {
       note("staleReads", `read of ${key} by client ${r.p} missed ${latest.v}, acknowledged before`);
     }
   }

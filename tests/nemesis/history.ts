@@ -32,8 +32,8 @@ export interface OpRecord {
   readonly outcome: Outcome;
   /** The MemoryError code, or the error's name when untyped. */
   readonly code?: string;
-  /** A read's ids (counter) or value; a delete's answer. */
-  readonly r?: readonly string[] | string | boolean;
+  /** A counter read's number of ids; a delete's answer. */
+  readonly r?: number | boolean;
 }
 
 /** A fault the nemesis started or healed. */
@@ -89,19 +89,40 @@ export class HistoryWriter {
   }
 }
 
-/** Reads every record of the JSON-lines files `paths` (a torn last line is skipped). */
+/**
+ * Reads every record of the JSON-lines files `paths`, a line at a time (a history can be large);
+ * a torn last line is skipped.
+ */
 export async function readHistory(paths: readonly string[]): Promise<HistoryRecord[]> {
   const records: HistoryRecord[] = [];
   for (const path of paths) {
-    const text = await Deno.readTextFile(path).catch(() => "");
-    for (const line of text.split("\n")) {
-      if (line.trim() === "") continue;
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path);
+    } catch {
+      continue;
+    }
+    let rest = "";
+    const take = (line: string) => {
+      if (line.trim() === "") return;
       try {
-        records.push(JSON.parse(line) as HistoryRecord);
+        records.push(compact(JSON.parse(line) as HistoryRecord));
       } catch {
         // a line cut short by a killed process
       }
+    };
+    for await (const chunk of file.readable.pipeThrough(new TextDecoderStream())) {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop() ?? "";
+      lines.forEach(take);
     }
+    take(rest);
   }
   return records;
+}
+
+// Early histories kept a counter read's whole list of ids; only its length is needed.
+function compact(r: HistoryRecord): HistoryRecord {
+  const read = r as { r?: unknown };
+  return Array.isArray(read.r) ? { ...r, r: read.r.length } as HistoryRecord : r;
 }

@@ -129,7 +129,8 @@ export class Client {
       const read = await this.#call(
         { wl: "ctr", f: "read", ns: "ctr", key },
         () => store.read(key, { scope }),
-        (e) => counterIds(e.content),
+        // How many ids the read saw (the list only grows): enough to find a stale read.
+        (e) => counterIds(e.content).length,
       );
       const id = this.#id();
       if (!read.ok) {
