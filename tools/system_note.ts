@@ -144,7 +144,7 @@ function intro(readOnly: boolean): string {
     readOnly
       ? "In this run you can look at memory but not change it. Your memory tools:"
       : "Your memory tools:",
-    `- ${LIST}: list every memory's key and description.`,
+    `- ${LIST}: list the memories' keys and descriptions, in pages; "prefix" narrows it.`,
     `- ${READ}: read one memory's body by key.`,
     ...(readOnly ? [] : [
       `- ${WRITE}: save a memory under a new key. To replace one, read it with ${READ} in ` +
