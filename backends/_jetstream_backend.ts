@@ -9,7 +9,7 @@ import type { Entry, Info, Item } from "../store/types.ts";
 import { checkCapacity, type ValidWrite } from "../store/validate.ts";
 import type { BackendOps, Call } from "../store/_store.ts";
 import { quote } from "../store/_text.ts";
-import { CapacityBound } from "./_jetstream_capacity.ts";
+import { type Bound, CapacityBound } from "./_jetstream_capacity.ts";
 import {
   BACKEND,
   checkRevision,
@@ -65,6 +65,8 @@ export class JetStreamBackend implements BackendOps {
   readonly #keyPrefix: string;
   readonly #capacity = new CapacityBound();
   #purge: boolean;
+  // The stream's creation time at the last count.
+  #created: string;
 
   constructor(config: BackendConfig) {
     this.#c = config;
@@ -74,6 +76,7 @@ export class JetStreamBackend implements BackendOps {
     this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
     this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
     this.#purge = config.purge;
+    this.#created = config.created;
   }
 
   list(call: Call): Promise<Item[]> {
@@ -145,7 +148,7 @@ export class JetStreamBackend implements BackendOps {
         this.#capacity.contended(true);
       }
       const known = this.#capacity.current()?.seq;
-      const counted = await count(this.#ks, d);
+      const counted = await this.#count(d);
       // Nothing was written since this store's last write: next time a bound will do.
       if (counted.seq === known) this.#capacity.contended(false);
       this.#capacity.offer(counted);
@@ -183,7 +186,7 @@ export class JetStreamBackend implements BackendOps {
         const latest = await this.#get(w.key);
         let from = before;
         if (!latest?.live) {
-          from = await count(this.#ks, d);
+          from = await this.#count(d);
           this.#capacity.offer(from);
           checkCapacity(from.live, w.key);
         }
@@ -242,6 +245,17 @@ export class JetStreamBackend implements BackendOps {
         return true;
       }
     });
+  }
+
+  // Counts the keyspace. A bucket deleted and created again since the last count makes every
+  // bound taken before worthless (its sequences belong to another stream), so they are dropped.
+  async #count(d: Deadline): Promise<Bound> {
+    const counted = await count(this.#ks, d);
+    if (counted.created !== this.#created) {
+      this.#capacity.reset();
+      this.#created = counted.created;
+    }
+    return counted;
   }
 
   // Removes a delete marker, so churn leaves nothing to scan past. The delete already happened:

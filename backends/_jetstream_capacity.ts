@@ -20,6 +20,10 @@
 //   at most the creates in flight (those the count could not see).
 // - A count is trusted only when it finished: a scan cut short by a timeout, an abort or a failure
 //   throws instead of returning what it had seen.
+// - Sequences belong to one stream: when a count finds the bucket's stream was created again (a
+//   new creation time), every earlier bound is dropped. A bound could only mislead a create if the
+//   bucket were replaced after the last count and the new stream's last sequence happened to equal
+//   the old one; a store that must rule that out is opened again after a bucket is restored.
 
 import { MAX_ENTRIES } from "../store/limits.ts";
 

@@ -93,13 +93,6 @@ export function bucketGone(bucket: string): string {
   } no longer exists (it was deleted after this store opened); recreate it, then open the store again`;
 }
 
-/** The words for a bucket deleted and created again after the store opened. */
-export function bucketReplaced(bucket: string): string {
-  return `memory bucket ${
-    quote(bucket)
-  } was deleted and created again after this store opened; open the store again`;
-}
-
 /** The answer to a create of a key that holds a memory. */
 export function exists(key: string): ExistsError {
   return new ExistsError(`${PREFIX} Cannot create memory ${quote(key)}: it already exists`, {

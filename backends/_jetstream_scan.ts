@@ -7,7 +7,7 @@ import { MAX_ENTRIES } from "../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
 import { validateKey } from "../store/validate.ts";
 import type { Bound } from "./_jetstream_capacity.ts";
-import { bucketReplaced, type Deadline, PREFIX } from "./_jetstream_errors.ts";
+import { type Deadline, PREFIX } from "./_jetstream_errors.ts";
 import { KV_OPERATION } from "./_jetstream_wire.ts";
 
 // Messages per pull while listing: bounds what one pull can put on the wire (128 largest
@@ -96,36 +96,30 @@ export async function scan(
 
 /**
  * Counts the live keys under the prefix, for the capacity check: a bound at the stream sequence
- * read before the count (see `_jetstream_capacity.ts`). The stream's subject total comes first,
- * in a small reply: it bounds the prefix's keys, and below the limit that is enough. Otherwise
- * the prefix's own subjects are counted; they include delete markers, so only a count at the
- * limit is made exact by a headers-only scan, and only a scan that completed is trusted.
+ * read before the count (see `_jetstream_capacity.ts`), and the stream's creation time, which
+ * tells the caller whether the bucket is still the instance its earlier bounds came from. The
+ * stream's subject total comes first, in a small reply: it bounds the prefix's keys, and below
+ * the limit that is enough. Otherwise the prefix's own subjects are counted; they include delete
+ * markers, so only a count at the limit is made exact by a headers-only scan, and only a scan that
+ * completed is trusted.
  */
-export async function count(ks: Keyspace, d: Deadline): Promise<Bound> {
+export async function count(ks: Keyspace, d: Deadline): Promise<Bound & { created: string }> {
   let info = await ks.jsm.streams.info(ks.stream);
-  checkInstance(ks, info.created);
   let subjects = info.state.num_subjects ?? Number.POSITIVE_INFINITY;
   if (subjects >= MAX_ENTRIES && ks.subjectPrefix !== `$KV.${ks.bucket}.`) {
     info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
-    checkInstance(ks, info.created);
     subjects = Object.keys(info.state.subjects ?? {}).length;
   }
+  const { created } = info;
   const seq = info.state.last_seq;
-  if (subjects < MAX_ENTRIES) return { live: subjects, seq };
+  if (subjects < MAX_ENTRIES) return { live: subjects, seq, created };
   const { latest, complete } = await scan(ks, d, true);
   if (!complete) {
     throw new UnavailableError(
       `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,
     );
   }
-  return { live: latest.size, seq };
-}
-
-// Refuses to count in a bucket that is not the instance the store bound.
-function checkInstance(ks: Keyspace, created: string): void {
-  if (created !== ks.created) {
-    throw new UnavailableError(`${PREFIX} Cannot count memories: ${bucketReplaced(ks.bucket)}`);
-  }
+  return { live: latest.size, seq, created };
 }
 
 /**
