@@ -3,7 +3,6 @@
 
 import {
   CapacityError,
-  ExistsError,
   MemoryError,
   openFileStore,
   openStore,
@@ -18,7 +17,7 @@ export type RbuJob =
   | { job: "counter"; dir: string; key: string; n: number }
   | { job: "hold"; dir: string; key: string }
   | { job: "token" }
-  | { job: "capacity"; dir: string; prefix: string; n: number }
+  | { job: "capacity"; dir: string; prefix: string; go: string; refusals: number }
   | { job: "readonly"; dir: string };
 
 const say = (record: Record<string, unknown>) => console.log(JSON.stringify(record));
@@ -55,16 +54,22 @@ switch (job.job) {
     say({ t: "token", token: selfToken() });
     break;
   case "capacity": {
+    // Creates until the store refuses `refusals` times, starting together with the other
+    // workers once the file `go` exists, so that they race at the limit.
     const store = await openFileStore({ dir: job.dir });
+    say({ t: "ready" });
+    while (!(await Deno.stat(job.go).then(() => true, () => false))) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     let created = 0;
     let full = 0;
-    for (let i = 0; i < job.n; i++) {
+    for (let i = 0; full < job.refusals; i++) {
       try {
         await store.create(`${job.prefix}-${i}`, "filler", "");
         created++;
       } catch (e) {
-        if (e instanceof CapacityError) full++;
-        else if (!(e instanceof ExistsError)) throw e;
+        if (!(e instanceof CapacityError)) throw e;
+        full++;
       }
     }
     say({ t: "done", created, full });
