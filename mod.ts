@@ -72,6 +72,8 @@ export {
   type OptionSpec,
   type OptionsSchema,
   type OptionType,
+  type OptionValue,
+  type RequiredOptionKeys,
 } from "./store/options.ts";
 export {
   type BackendDefinition,

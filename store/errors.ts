@@ -35,6 +35,8 @@ export class MemoryError extends Error {
   readonly key: string | undefined;
 
   /**
+   * Creates an error with a stable code.
+   *
    * @param code The stable code.
    * @param message A sentence-case message naming the key and the limit broken.
    * @param options The key and the underlying cause.
@@ -49,7 +51,11 @@ export class MemoryError extends Error {
 
 /** A key that is not a legal key (`invalid_key`). */
 export class InvalidKeyError extends MemoryError {
-  /** @param message What is wrong and what a legal key looks like. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message What is wrong and what a legal key looks like.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("invalid_key", message, options);
     this.name = "InvalidKeyError";
@@ -58,7 +64,11 @@ export class InvalidKeyError extends MemoryError {
 
 /** A description that is too long or holds control characters (`invalid_description`). */
 export class InvalidDescriptionError extends MemoryError {
-  /** @param message What is wrong. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message What is wrong.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("invalid_description", message, options);
     this.name = "InvalidDescriptionError";
@@ -67,7 +77,11 @@ export class InvalidDescriptionError extends MemoryError {
 
 /** A body that is not a string of valid Unicode, such as one with a lone surrogate (`invalid_content`). */
 export class InvalidContentError extends MemoryError {
-  /** @param message What is wrong. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message What is wrong.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("invalid_content", message, options);
     this.name = "InvalidContentError";
@@ -76,7 +90,11 @@ export class InvalidContentError extends MemoryError {
 
 /** A body over `MAX_CONTENT_BYTES` (`too_large`). */
 export class TooLargeError extends MemoryError {
-  /** @param message The size and the limit. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The size and the limit.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("too_large", message, options);
     this.name = "TooLargeError";
@@ -85,7 +103,11 @@ export class TooLargeError extends MemoryError {
 
 /** A create when the store already holds `MAX_ENTRIES` memories (`capacity`). */
 export class CapacityError extends MemoryError {
-  /** @param message The count and the limit. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The count and the limit.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("capacity", message, options);
     this.name = "CapacityError";
@@ -94,7 +116,11 @@ export class CapacityError extends MemoryError {
 
 /** A create of a key that already holds a memory (`exists`). */
 export class ExistsError extends MemoryError {
-  /** @param message The key. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The key.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("exists", message, options);
     this.name = "ExistsError";
@@ -103,7 +129,11 @@ export class ExistsError extends MemoryError {
 
 /** An update this run is not entitled to: never read, or changed since it was read (`stale`). */
 export class StaleError extends MemoryError {
-  /** @param message The key and why. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The key and why.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("stale", message, options);
     this.name = "StaleError";
@@ -112,7 +142,11 @@ export class StaleError extends MemoryError {
 
 /** A read of a key that holds nothing (`not_found`). */
 export class NotFoundError extends MemoryError {
-  /** @param message The key. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The key.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("not_found", message, options);
     this.name = "NotFoundError";
@@ -121,7 +155,11 @@ export class NotFoundError extends MemoryError {
 
 /** A stored entry that cannot be parsed or breaks the limits (`corrupt`). */
 export class CorruptError extends MemoryError {
-  /** @param message The key and what is wrong. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The key and what is wrong.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("corrupt", message, options);
     this.name = "CorruptError";
@@ -130,7 +168,11 @@ export class CorruptError extends MemoryError {
 
 /** A write through a store opened read-only (`read_only`). */
 export class ReadOnlyError extends MemoryError {
-  /** @param message The refused operation. @param options The key. */
+  /**
+   * Creates the error.
+   * @param message The refused operation.
+   * @param options The key.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("read_only", message, options);
     this.name = "ReadOnlyError";
@@ -139,7 +181,11 @@ export class ReadOnlyError extends MemoryError {
 
 /** Bad configuration, options or dependencies at construction (`config`). */
 export class ConfigError extends MemoryError {
-  /** @param message What is wrong and what is allowed. @param options The cause. */
+  /**
+   * Creates the error.
+   * @param message What is wrong and what is allowed.
+   * @param options The cause.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("config", message, options);
     this.name = "ConfigError";
@@ -148,7 +194,11 @@ export class ConfigError extends MemoryError {
 
 /** Backend I/O failed, timed out or was aborted (`unavailable`). Retrying may succeed. */
 export class UnavailableError extends MemoryError {
-  /** @param message What failed. @param options The key and the cause. */
+  /**
+   * Creates the error.
+   * @param message What failed.
+   * @param options The key and the cause.
+   */
   constructor(message: string, options?: MemoryErrorOptions) {
     super("unavailable", message, options);
     this.name = "UnavailableError";

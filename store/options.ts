@@ -24,17 +24,19 @@ export interface OptionSpec {
 /** A backend's options: name → spec. */
 export type OptionsSchema = Readonly<Record<string, OptionSpec>>;
 
-type ValueOf<T extends OptionType> = T extends "string" ? string
+/** The TypeScript type of an option of JSON type `T`. */
+export type OptionValue<T extends OptionType> = T extends "string" ? string
   : T extends "boolean" ? boolean
   : number;
-type RequiredKeys<S extends OptionsSchema> = {
+/** The names of a schema's required options. */
+export type RequiredOptionKeys<S extends OptionsSchema> = {
   [K in keyof S]: S[K] extends { readonly required: true } ? K : never;
 }[keyof S];
 
 /** The decoded options for a schema: required options present, the others optional. */
 export type DecodedOptions<S extends OptionsSchema> =
-  & { [K in RequiredKeys<S>]: ValueOf<S[K]["type"]> }
-  & { [K in Exclude<keyof S, RequiredKeys<S>>]?: ValueOf<S[K]["type"]> };
+  & { [K in RequiredOptionKeys<S>]: OptionValue<S[K]["type"]> }
+  & { [K in Exclude<keyof S, RequiredOptionKeys<S>>]?: OptionValue<S[K]["type"]> };
 
 /**
  * Decodes a backend's options strictly: the block must be a plain object, every key must be one
