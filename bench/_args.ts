@@ -4,6 +4,10 @@ import { parseArgs } from "node:util";
 import { MAX_ENTRIES } from "../mod.ts";
 import type { Backend, Op } from "./_protocol.ts";
 
+/** A part of the benchmark. */
+export type Suite = "main" | "lists" | "micro" | "peers";
+const SUITES: readonly Suite[] = ["main", "lists", "micro", "peers"];
+
 /** A keyspace: shared by every process, or one private set of keys per process. */
 export type Keyspace = "contended" | "disjoint";
 
@@ -19,8 +23,8 @@ export interface Config {
   readonly mixText: string;
   readonly backends: readonly Backend[];
   readonly trials: number;
-  readonly sweep: readonly number[];
-  readonly sweepKeyspace: Keyspace;
+  /** Which parts run: main (the worker-pool runs), lists, micro, peers. */
+  readonly suites: readonly Suite[];
   readonly listEntries: number;
   readonly listValueSizes: readonly number[];
   readonly listReps: number;
@@ -28,7 +32,6 @@ export interface Config {
   readonly servers: readonly string[] | undefined;
   readonly dir: string | undefined;
   readonly json: string | undefined;
-  readonly svg: string | undefined;
   readonly writeBenchMd: boolean;
   readonly quick: boolean;
   readonly strict: boolean;
@@ -52,8 +55,10 @@ runs; a broken one makes the exit status non-zero.
                        (default "create,update=2,read=2,counter=1,delete")
   --backend B          file, jetstream or both (default both)
   --trials N           repeated runs per target; medians are reported (default 5)
-  --sweep LIST         process counts of the scaling sweep, or "none" (default 1,2,4,8)
-  --sweep-keyspace K   keyspace of the sweep (default disjoint)
+  --suites LIST        parts to run (default main,lists,micro,peers): main = the worker-pool
+                       runs above; lists = listing 1,024 entries; micro = exists-create,
+                       capacity, readBeforeUpdate, 16 in flight (bench/micro.ts); peers = the
+                       peers and lost-update tables (bench/peers.ts)
   --list-entries N     entries in the listing benchmark, 0 to skip it (default ${MAX_ENTRIES})
   --list-value-sizes L body sizes of those entries, one listing benchmark each
                        (default 1024,65536)
@@ -62,8 +67,7 @@ runs; a broken one makes the exit status non-zero.
   --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
   --dir PATH           parent of the shared directories (default: a new temp directory)
   --json PATH          write every measurement and the summary as JSON
-  --svg PATH           write the scaling chart as SVG
-  --write-bench-md     write BENCH.md, bench/results.json and bench/scaling.svg
+  --write-bench-md     write BENCH.md and bench/results.json
   --quick              a CI smoke run: small sizes, one trial, invariants only (< 1 minute)
   --strict             exit non-zero when a speed target is missed, too
   --help               print this text
@@ -86,8 +90,7 @@ export function parseConfig(args: string[]): Config | "help" {
       mix: { type: "string" },
       backend: { type: "string" },
       trials: { type: "string" },
-      sweep: { type: "string" },
-      "sweep-keyspace": { type: "string" },
+      suites: { type: "string" },
       "list-entries": { type: "string" },
       "list-value-sizes": { type: "string" },
       "list-reps": { type: "string" },
@@ -95,7 +98,6 @@ export function parseConfig(args: string[]): Config | "help" {
       servers: { type: "string" },
       dir: { type: "string" },
       json: { type: "string" },
-      svg: { type: "string" },
       "write-bench-md": { type: "boolean" },
       quick: { type: "boolean" },
       strict: { type: "boolean" },
@@ -118,14 +120,9 @@ export function parseConfig(args: string[]): Config | "help" {
   const keyspaces = choice("keyspace", keyspaceText, ["contended", "disjoint", "both"]);
   const backendText = values.backend ?? "both";
   choice("backend", backendText, ["file", "jetstream", "both"]);
-  const sweepText = values.sweep ?? (quick ? "1,2" : "1,2,4,8");
-  const sweep = sweepText === "none"
-    ? []
-    : sweepText.split(",").map((s) => int("sweep", s.trim(), 1));
-  const sweepKeyspace = choice("sweep-keyspace", values["sweep-keyspace"] ?? "disjoint", [
-    "contended",
-    "disjoint",
-  ]) as Keyspace;
+  const suites = (values.suites ?? SUITES.join(",")).split(",").map((t) =>
+    choice("suites", t.trim(), SUITES) as Suite
+  );
   const mixText = values.mix ?? "create,update=2,read=2,counter=1,delete";
   const config: Config = {
     processes,
@@ -137,8 +134,7 @@ export function parseConfig(args: string[]): Config | "help" {
     mixText,
     backends: backendText === "both" ? ["file", "jetstream"] : [backendText as Backend],
     trials: int("trials", values.trials, quick ? 1 : 5),
-    sweep,
-    sweepKeyspace,
+    suites,
     listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES, 0),
     listValueSizes: (values["list-value-sizes"] ?? "1024,65536").split(",").map((s) =>
       int("list-value-sizes", s.trim(), 0, 0)
@@ -148,7 +144,6 @@ export function parseConfig(args: string[]): Config | "help" {
     servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     dir: values.dir,
     json: values.json,
-    svg: values.svg,
     writeBenchMd: values["write-bench-md"] === true,
     quick,
     strict: values.strict === true,
@@ -207,13 +202,4 @@ export function opsPerPhase(config: Config, op: Op): number {
   const mine = weighted.find((m) => m.op === op);
   if (mine === undefined || total === 0) return 0;
   return Math.max(1, Math.round((config.ops * mine.weight) / total));
-}
-
-/** The keys of the sweep: at most what the largest process count can share within capacity. */
-export function sweepKeys(config: Config): number {
-  const max = Math.max(1, ...config.sweep);
-  const cap = config.sweepKeyspace === "contended"
-    ? MAX_ENTRIES - 1
-    : Math.floor((MAX_ENTRIES - 1) / max);
-  return Math.min(config.keys, cap);
 }

@@ -1,24 +1,17 @@
-// The file backend and its two baselines.
+// The file backend and its floors.
 //
 // - `file`: the library (`openFileStore`), durable by default.
-// - `file-raw`: the same system calls the backend makes, through the same Deno APIs (synchronous
-//   for metadata and small reads, asynchronous for fsync), on the same serialized bytes, without
-//   validation, YAML, spans or the capacity count. A create is a temp file, write, fsync, `link`,
-//   unlink of the temp, fsync of the directory; an update is an lstat of the name (the backend's
-//   check that it is no symlink or directory), then the temp file, `rename`, directory fsync. A
-//   read is an lstat (only regular files are opened), `open` with O_NOFOLLOW|O_NONBLOCK|O_NOCTTY
-//   (through node:fs, as the backend does: Deno.open has no such flags), fstat, read, close.
-// - `file-wfa`: `npm:write-file-atomic` with fsync on (temp, write, fsync, rename; it never
-//   fsyncs the directory and cannot create exclusively). An ecosystem reference for writes.
+// - `file-raw`: the fastest way to do each job on Deno (bench/_raw.ts), on the same serialized
+//   bytes: a read is `readFileSync` + decode + split; a create is a temp file, write, fsync,
+//   `link`, unlink of the temp, directory fsync (an update: `rename` in place of `link`); a
+//   delete is `remove` + directory fsync. No validation, symlink checks, capacity or telemetry.
 
-import { closeSync, constants as FS, fstatSync, openSync, readSync } from "node:fs";
-import writeFileAtomic from "write-file-atomic";
 import { openFileStore, serializeEntry, type Store } from "../mod.ts";
 import type { SnapshotResult } from "./_protocol.ts";
 import { DESCRIPTION, type Entries, type Target } from "./_target.ts";
+import { DirSync, rawCreate, rawRead, rawUpdate } from "./_raw.ts";
 
 const DECODER = new TextDecoder();
-const READ_FLAGS = FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | FS.O_NOCTTY;
 // A deliberate bug for the benchmark's own test: the raw create claims every key it tries, so
 // the "one create winner per key" invariant must break and the run must fail.
 const FAULT_CREATE_ALWAYS_WINS = Deno.env.get("AGENTMEM_BENCH_FAULT") === "create-always-wins";
@@ -56,44 +49,28 @@ export async function openFileLibrary(dir: string, entries: Entries): Promise<Ta
   };
 }
 
-/** The raw atomic-write baseline over `dir`. */
+/** The floors over `dir` (bench/_raw.ts). */
 export function openFileRaw(dir: string, entries: Entries): Target {
   const path = (key: string) => `${dir}/${key}.md`;
+  const sync = new DirSync(dir);
   return {
     name: "file-raw",
     async create(key) {
-      const temp = await stage(dir, key, entries.createBytes);
-      let created = true;
-      try {
-        Deno.linkSync(temp, path(key));
-      } catch (e) {
-        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-        created = FAULT_CREATE_ALWAYS_WINS;
-      } finally {
-        Deno.removeSync(temp);
-      }
-      if (created) await syncDir(dir);
-      return created;
+      return (await rawCreate(dir, sync, key, entries.createBytes)) || FAULT_CREATE_ALWAYS_WINS;
     },
-    async update(key) {
-      lstatOrNull(path(key));
-      const temp = await stage(dir, key, entries.updateBytes);
-      Deno.renameSync(temp, path(key));
-      await syncDir(dir);
-    },
+    update: (key) => rawUpdate(dir, sync, key, entries.updateBytes),
     // deno-lint-ignore require-await
     async read(key) {
-      return entries.isWrittenBytes(readNoFollow(path(key)));
+      return rawRead(path(key)) === entries.valueSize;
     },
     async delete(key) {
-      if (!lstatOrNull(path(key))?.isFile) return false;
       try {
         Deno.removeSync(path(key));
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) return false;
         throw e;
       }
-      await syncDir(dir);
+      await sync.sync();
       return true;
     },
     increment: unsupported,
@@ -101,87 +78,10 @@ export function openFileRaw(dir: string, entries: Entries): Target {
     snapshot: (bodiesOf) => snapshotFiles(dir, bodiesOf, entries),
     close: () => Promise.resolve(),
   };
-}
-
-/** The write-file-atomic baseline over `dir`: writes only. */
-export function openFileWfa(dir: string, entries: Entries): Target {
-  const path = (key: string) => `${dir}/${key}.md`;
-  return {
-    name: "file-wfa",
-    async create(key) {
-      await writeFileAtomic(path(key), entries.createBytes, { fsync: true });
-      return true;
-    },
-    async update(key) {
-      await writeFileAtomic(path(key), entries.updateBytes, { fsync: true });
-    },
-    read: unsupported,
-    delete: unsupported,
-    increment: unsupported,
-    seed: (keys, content, valueSize) => seedFiles(dir, keys, content, valueSize),
-    snapshot: (bodiesOf) => snapshotFiles(dir, bodiesOf, entries),
-    close: () => Promise.resolve(),
-  };
-}
-
-// Reads a regular file whole without following a symlink or blocking on a FIFO.
-function readNoFollow(path: string): Uint8Array {
-  if (!lstatOrNull(path)?.isFile) throw new Error("Not a regular file");
-  const fd = openSync(path, READ_FLAGS);
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new Error("Not a regular file");
-    const buf = new Uint8Array(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const bytesRead = readSync(fd, buf, n, buf.length - n, n);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
 }
 
 function unsupported(): Promise<never> {
   return Promise.reject(new Error("This target does not run this operation"));
-}
-
-// The backend's staging step: a dot-named temp file, written whole and fsynced.
-async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
-  const temp = `${dir}/.${key}.${randomHex()}.tmp`;
-  const file = Deno.openSync(temp, { write: true, createNew: true });
-  try {
-    for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
-    await file.sync();
-  } finally {
-    file.close();
-  }
-  return temp;
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = Deno.openSync(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
-}
-
-function randomHex(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Writes fixture entries without fsync (set-up, not measured). */

@@ -1,9 +1,9 @@
 // Listing strategies, each timed once over a location seeded with entries.
 //
 // - `file`: the library's `list()`.
-// - `file-headers`: the header-only baseline: read the directory, then read each file's first
-//   KiB (more only if the header is longer), with the library's concurrency, no YAML.
-// - `file-bodies`: what a list that reads bodies costs: `readFile` of every entry.
+// - `file-headers`: the floor (bench/_raw.ts): one `readDirSync` pass, the first KiB of each
+//   entry, decode, find the description line.
+// - `file-bodies`: what a list that reads bodies costs: `readFileSync` of every entry.
 // - `jetstream`: the library's `list()`.
 // - `jetstream-watch`: one pass of a `kv.watch()` over the bucket's last values, no parsing.
 // - `jetstream-keys-get`: the naive listing: `kv.keys()`, then one `kv.get()` per key.
@@ -13,9 +13,8 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { openFileStore, type Store } from "../mod.ts";
 import type { ListCommand, ListResult } from "./_protocol.ts";
 import type { JetStreamOpener } from "./_jetstream_targets.ts";
+import { rawList } from "./_raw.ts";
 
-const HEADER_PROBE = 1024;
-const CONCURRENCY = 16;
 const CLOSE = new TextEncoder().encode("\n---\n");
 
 /** Runs one listing and measures its time and the bytes the process read meanwhile. */
@@ -33,9 +32,9 @@ export async function listOnce(
       const store: Store = await openFileStore({ dir });
       run = async () => (await store.list()).length;
     } else if (method === "file-headers") {
-      run = () => listHeaders(dir);
+      run = () => Promise.resolve(rawList(dir).length);
     } else {
-      run = () => listBodies(dir);
+      run = () => Promise.resolve(listBodies(dir));
     }
   } else {
     const bucket = location.bucket;
@@ -90,54 +89,12 @@ function readChars(): number {
   }
 }
 
-async function entryNames(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    if (entry.isFile && entry.name.endsWith(".md") && !entry.name.startsWith(".")) {
-      names.push(entry.name);
-    }
-  }
-  return names;
-}
-
-async function listHeaders(dir: string): Promise<number> {
-  const names = await entryNames(dir);
+function listBodies(dir: string): number {
   let n = 0;
-  await forEachLimit(names, async (name) => {
-    const file = await Deno.open(`${dir}/${name}`, { read: true });
-    try {
-      let buf = new Uint8Array(HEADER_PROBE);
-      let len = await readFull(file, buf, 0);
-      while (indexOf(buf.subarray(0, len), CLOSE) < 0 && len === buf.length) {
-        const bigger = new Uint8Array(buf.length * 2);
-        bigger.set(buf);
-        buf = bigger;
-        len = await readFull(file, buf, len);
-      }
-      if (indexOf(buf.subarray(0, len), CLOSE) >= 0) n++;
-    } finally {
-      file.close();
-    }
-  });
-  return n;
-}
-
-async function listBodies(dir: string): Promise<number> {
-  const names = await entryNames(dir);
-  let n = 0;
-  await forEachLimit(names, async (name) => {
-    const bytes = await Deno.readFile(`${dir}/${name}`);
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.isFile || !e.name.endsWith(".md") || e.name.startsWith(".")) continue;
+    const bytes = Deno.readFileSync(`${dir}/${e.name}`);
     if (indexOf(bytes, CLOSE) >= 0) n++;
-  });
-  return n;
-}
-
-async function readFull(file: Deno.FsFile, buf: Uint8Array, from: number): Promise<number> {
-  let n = from;
-  while (n < buf.length) {
-    const got = await file.read(buf.subarray(n));
-    if (got === null) break;
-    n += got;
   }
   return n;
 }
@@ -148,12 +105,4 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
     return i;
   }
   return -1;
-}
-
-async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
 }

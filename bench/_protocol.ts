@@ -8,7 +8,6 @@ export type Backend = "file" | "jetstream";
 export type TargetName =
   | "file"
   | "file-raw"
-  | "file-wfa"
   | "jetstream"
   | "jetstream-raw";
 
@@ -41,13 +40,7 @@ export const TRAITS: Readonly<Record<TargetName, TargetTraits>> = {
     counter: false,
     readsAndDeletes: true,
   },
-  "file-wfa": {
-    backend: "file",
-    library: false,
-    exclusiveCreate: false,
-    counter: false,
-    readsAndDeletes: false,
-  },
+
   "jetstream": {
     backend: "jetstream",
     library: true,

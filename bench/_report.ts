@@ -3,12 +3,12 @@
 import type { Op, TargetName } from "./_protocol.ts";
 import { TRAITS } from "./_protocol.ts";
 import { type ListRow, type MainRow, type Results, sizeLabel, type TargetRow } from "./_results.ts";
+import { microTables, peersTables } from "./_report_more.ts";
 
 const OP_ORDER: readonly Op[] = ["create", "update", "read", "counter", "delete"];
 const TARGET_ORDER: readonly TargetName[] = [
   "file",
   "file-raw",
-  "file-wfa",
   "jetstream",
   "jetstream-raw",
 ];
@@ -26,12 +26,12 @@ export function renderText(results: Results): string {
   ].join("\n");
 }
 
-/** The operations, listing, scaling, targets and invariants tables. */
+/** The operations, listing, micro, peers, targets and invariants tables. */
 export function renderTables(results: Results): string {
   const out: string[] = [];
   out.push(operationsTables(results));
   out.push(listTable(results));
-  out.push(sweepTable(results));
+  out.push(microTables(results), peersTables(results));
   out.push("### Targets", "", targetsTable(results.summary.targets), "");
   out.push("### Invariants", "", invariantsText(results), "");
   if (results.notes.length > 0) {
@@ -134,40 +134,6 @@ export function listTable(results: Results): string {
   ].join("\n");
 }
 
-/** The scaling sweep as a table. */
-export function sweepTable(results: Results): string {
-  const rows = results.summary.sweep;
-  if (rows.length === 0) return "";
-  const counts = [...new Set(rows.map((r) => r.processes))].sort((a, b) => a - b);
-  const series = [...new Set(rows.map((r) => `${r.target}|${r.op}`))].sort((a, b) => {
-    const [ta, oa] = a.split("|") as [TargetName, Op];
-    const [tb, ob] = b.split("|") as [TargetName, Op];
-    return OP_ORDER.indexOf(oa) - OP_ORDER.indexOf(ob) ||
-      TARGET_ORDER.indexOf(ta) - TARGET_ORDER.indexOf(tb);
-  });
-  const config = results.config as { sweepKeyspace?: string };
-  return [
-    `### Scaling: total ops/s against processes (${config.sweepKeyspace ?? ""} keyspace)`,
-    "",
-    table(
-      ["op", "target", ...counts.map((c) => `${c} proc`)],
-      series.map((s) => {
-        const [target, op] = s.split("|") as [TargetName, Op];
-        return [
-          op,
-          target,
-          ...counts.map((c) => {
-            const row = rows.find((r) => r.target === target && r.op === op && r.processes === c);
-            return row === undefined ? "" : fmtRate(row.opsPerSec);
-          }),
-        ];
-      }),
-      [false, false, ...counts.map(() => true)],
-    ),
-    "",
-  ].join("\n");
-}
-
 /** The targets as a Markdown table. */
 export function targetsTable(targets: readonly TargetRow[]): string {
   return table(
@@ -175,7 +141,11 @@ export function targetsTable(targets: readonly TargetRow[]): string {
     targets.map((t) => [
       t.goal,
       t.measured,
-      t.met === null ? "not measured" : t.met ? "met" : "**MISSED**",
+      t.met === null
+        ? (t.measured === "not measured" ? "not measured" : "reported")
+        : t.met
+        ? "met"
+        : "**MISSED**",
     ]),
   );
 }
@@ -211,7 +181,8 @@ export function table(
   );
 }
 
-function fmtRate(n: number): string {
+/** ops/s for a table cell. */
+export function fmtRate(n: number): string {
   if (!Number.isFinite(n)) return "";
   return n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(1);
 }

@@ -6,7 +6,7 @@ import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { type NatsServer, startNatsServer } from "../tests/_nats_server.ts";
-import { type Config, type Keyspace, opsPerPhase, parseConfig, sweepKeys, USAGE } from "./_args.ts";
+import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
 import type {
@@ -30,10 +30,11 @@ import {
   summarize,
 } from "./_results.ts";
 import { percentile } from "./_stats.ts";
-import { scalingSvg } from "./_svg.ts";
+import type { MicroResult } from "./micro.ts";
+import type { PeersResult } from "./peers.ts";
 
 const TARGETS: Record<Backend, TargetName[]> = {
-  file: ["file", "file-raw", "file-wfa"],
+  file: ["file", "file-raw"],
   jetstream: ["jetstream", "jetstream-raw"],
 };
 const LIST_METHODS: Record<Backend, ListMethod[]> = {
@@ -126,9 +127,15 @@ async function main(): Promise<number> {
       runs: [],
       lists: [],
     };
-    await runMain(ctx);
-    await runLists(ctx);
-    await runSweep(ctx);
+    const runs = config.suites;
+    if (runs.includes("main")) await runMain(ctx);
+    if (runs.includes("lists")) await runLists(ctx);
+    const micro = runs.includes("micro")
+      ? await child<MicroResult>(ctx, "micro.ts", "micro: exists, capacity, rbu, in flight")
+      : undefined;
+    const peers = runs.includes("peers")
+      ? await child<PeersResult>(ctx, "peers.ts", "peers and lost updates")
+      : undefined;
     progress("");
 
     const machine = await machineInfo(nc?.info?.version);
@@ -152,8 +159,10 @@ async function main(): Promise<number> {
       runs: ctx.runs,
       lists: ctx.lists,
       invariants: { checks: ctx.checks, violations: ctx.violations },
-      notes: ctx.notes,
-      summary: summarize(ctx.runs, ctx.lists),
+      notes: [...ctx.notes, ...micro?.notes ?? [], ...peers?.notes ?? []],
+      summary: summarize(ctx.runs, ctx.lists, micro?.targets ?? []),
+      micro,
+      peers,
     };
     console.log(renderText(results));
     await writeOutputs(config, results);
@@ -178,13 +187,11 @@ async function main(): Promise<number> {
 
 async function writeOutputs(config: Config, results: Results): Promise<void> {
   const json = JSON.stringify(results, null, 2) + "\n";
-  const svg = scalingSvg(results);
   if (config.json !== undefined) await Deno.writeTextFile(config.json, json);
-  if (config.svg !== undefined && svg !== undefined) await Deno.writeTextFile(config.svg, svg);
   if (config.writeBenchMd) {
     await Deno.writeTextFile(RESULTS_JSON, json);
     await writeBenchMd(results);
-    console.error("Wrote BENCH.md, bench/results.json and bench/scaling.svg");
+    console.error("Wrote BENCH.md and bench/results.json");
   }
 }
 
@@ -223,38 +230,24 @@ async function runMain(ctx: Context): Promise<void> {
   }
 }
 
-// The scaling sweep: create, update and read at each process count.
-async function runSweep(ctx: Context): Promise<void> {
-  const { config } = ctx;
-  const ops = config.mix.map((m) => m.op).filter((op) => op !== "counter" && op !== "delete");
-  if (config.sweep.length === 0 || ops.length === 0) return;
-  const keys = sweepKeys(config);
-  for (const processes of config.sweep) {
-    const pool = await startPool(ctx, processes);
-    try {
-      for (let trial = 0; trial < config.trials; trial++) {
-        for (const backend of config.backends) {
-          for (const target of rotate(ctx.targets[backend], trial)) {
-            progress(
-              `sweep: ${processes} processes, trial ${trial + 1}/${config.trials}, ${target}`,
-            );
-            ctx.runs.push(
-              await runOnce(ctx, pool, {
-                section: "sweep",
-                trial,
-                keyspace: config.sweepKeyspace,
-                keys,
-                target,
-                ops,
-              }),
-            );
-          }
-        }
-      }
-    } finally {
-      await pool.close();
-    }
-  }
+// bench/micro.ts and bench/peers.ts run as child processes (Deno KV needs --unstable-kv) on the
+// same nats-server; each prints one JSON object.
+async function child<T>(ctx: Context, script: string, what: string): Promise<T> {
+  progress(what);
+  const args = [
+    "run",
+    "--quiet",
+    "--unstable-kv",
+    "--allow-all",
+    new URL(script, import.meta.url).pathname,
+  ];
+  if (ctx.config.quick) args.push("--quick");
+  else args.push(`--trials=${ctx.config.trials}`);
+  if (ctx.servers.length > 0) args.push(`--servers=${ctx.servers.join(",")}`);
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" })
+    .output();
+  if (!out.success) throw new Error(`bench/${script} failed (exit ${out.code})`);
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
 }
 
 function startPool(ctx: Context, size: number): Promise<WorkerPool> {
@@ -270,7 +263,7 @@ function startPool(ctx: Context, size: number): Promise<WorkerPool> {
 }
 
 interface RunPlan {
-  readonly section: "main" | "sweep";
+  readonly section: "main";
   readonly trial: number;
   readonly keyspace: Keyspace;
   readonly keys: number;

@@ -292,6 +292,13 @@ function targets(rows: readonly MicroRow[], reference: { median: Record<string, 
         measured: `${fmt(r)} of the empty store's ratio to raw`,
         met: r.ratio.median <= 1.1,
       });
+    } else if (r.section === "rbu") {
+      const off = r.values["update, option off"]! / r.values["raw update"]!;
+      out.push({
+        goal: "file update with readBeforeUpdate: true, against the raw durable update",
+        measured: `${fmt(r)}; with the option off ${off.toFixed(2)}x`,
+        met: null,
+      });
     } else if (r.section.startsWith("inflight")) {
       const op = r.section.slice(9);
       const fixed = r.values["library"]! / reference.median[op]!;

@@ -164,7 +164,7 @@ async function all(workers: Worker[], commands: Command[]) {
 }
 
 function progress(line: string): void {
-  Deno.stderr.writeSync(ENC.encode(`\r\x1b[K${line}`));
+  if (Deno.stderr.isTerminal()) Deno.stderr.writeSync(ENC.encode(`\r\x1b[K${line}`));
 }
 
 interface Opts {

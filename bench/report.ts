@@ -1,17 +1,14 @@
-// Re-renders BENCH.md and the scaling chart from a saved `--json` results file, without
+// Re-renders BENCH.md from a saved `--json` results file, without
 // re-running the benchmark: `deno task bench:report [results.json]`. The generated files are run
 // through `deno fmt`, so they stay clean for `deno fmt --check`.
 
 import { renderBenchMd } from "./_bench_md.ts";
 import { type Results, summarize } from "./_results.ts";
-import { scalingSvg } from "./_svg.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
-/** Writes BENCH.md (and bench/scaling.svg) from `results`. */
+/** Writes BENCH.md from `results`. */
 export async function writeBenchMd(results: Results): Promise<void> {
-  const svg = scalingSvg(results);
-  if (svg !== undefined) await Deno.writeTextFile(new URL("bench/scaling.svg", ROOT), svg);
   let analysis: string | undefined;
   try {
     analysis = await Deno.readTextFile(new URL("bench/analysis.md", ROOT));
@@ -20,14 +17,14 @@ export async function writeBenchMd(results: Results): Promise<void> {
   }
   await Deno.writeTextFile(
     new URL("BENCH.md", ROOT),
-    renderBenchMd(results, "bench/scaling.svg", analysis),
+    renderBenchMd(results, analysis),
   );
   await formatGenerated();
 }
 
 // The generated files are committed, so they must pass `deno fmt --check` as written.
 async function formatGenerated(): Promise<void> {
-  const files = ["BENCH.md", "bench/results.json", "bench/scaling.svg"]
+  const files = ["BENCH.md", "bench/results.json"]
     .map((f) => new URL(f, ROOT).pathname)
     .filter((f) => {
       try {
@@ -54,10 +51,11 @@ if (import.meta.main) {
   const saved = JSON.parse(await Deno.readTextFile(path)) as Results;
   if (saved.schema !== 1) throw new Error(`${path} is not a benchmark results file (schema 1)`);
   // The summary is recomputed from the raw records, so a newer report shows its new columns.
-  const results: Results = { ...saved, summary: summarize(saved.runs, saved.lists) };
+  const more = saved.micro?.targets ?? [];
+  const results: Results = { ...saved, summary: summarize(saved.runs, saved.lists, more) };
   if (Deno.args[0] !== undefined) {
     await Deno.copyFile(path, new URL("results.json", import.meta.url));
   }
   await writeBenchMd(results);
-  console.error("Wrote BENCH.md and bench/scaling.svg");
+  console.error("Wrote BENCH.md");
 }

@@ -16,7 +16,7 @@ import type {
 } from "./_protocol.ts";
 import { TRAITS } from "./_protocol.ts";
 import { Entries, type Target } from "./_target.ts";
-import { openFileLibrary, openFileRaw, openFileWfa } from "./_file_targets.ts";
+import { openFileLibrary, openFileRaw } from "./_file_targets.ts";
 import { openJetStreamLibrary, openJetStreamRaw } from "./_jetstream_targets.ts";
 import { listOnce } from "./_list.ts";
 import { openLibraryJetStream } from "./_library.ts";
@@ -118,8 +118,6 @@ async function open(
       return await openFileLibrary(needDir(), entries);
     case "file-raw":
       return openFileRaw(needDir(), entries);
-    case "file-wfa":
-      return openFileWfa(needDir(), entries);
     case "jetstream": {
       const b = needBucket();
       return await openJetStreamLibrary(openLibraryJetStream, b.nc, b.bucket, entries);
