@@ -125,3 +125,21 @@ Deno.test("bench refuses a bad flag with the usage text", async () => {
   assert.match(run.stderr, /Invalid --keyspace "sideways"/);
   assert.match(run.stderr, /Usage: deno task bench/);
 });
+
+Deno.test("the benchmark's peers are dev-only: importing the library pulls none of them", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", new URL("../mod.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  // `modules` is the graph mod.ts reaches (npm packages appear as `npm:/name@version`);
+  // `npmPackages` would list every package the lockfile knows, reached or not.
+  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    modules: { specifier: string }[];
+  };
+  const pulled = graph.modules.map((m) => m.specifier);
+  assert.ok(pulled.some((s) => s.endsWith("/mod.ts")), "the graph does not hold mod.ts");
+  const peers = /\/bench\/|@anthropic-ai\/sdk|node:sqlite|server-memory|write-file-atomic/;
+  assert.deepEqual(pulled.filter((s) => peers.test(s)), []);
+});
