@@ -216,8 +216,9 @@ export class JetStreamBackend implements BackendOps {
           { key: w.key },
         );
       }
-      // The key was live at `seen`, so replacing it adds no key.
-      this.#capacity.wrote(before, revision, 0);
+      // Counted as a possible new key: a scope restored from a snapshot could name a delete
+      // marker's revision, and then this write brings the key back.
+      this.#capacity.wrote(before, revision, 1);
       this.#record(call, d, w.key, revision);
     });
   }
