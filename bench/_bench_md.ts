@@ -126,6 +126,9 @@ ${invariantsText(results)}
   bench reproduces its storage pattern: every call reads and parses the whole JSONL file, every
   change writes every line to a temp file and renames it over the file (no fsync). A memory is an
   entity with observations [description, body]; an update is one load and one save.
+- **unstorage fs driver** (lost-update table only): \`getItem\` then \`setItem\` (a plain file
+  write in place), no revision check; a read that finds the file half-written is repeated and
+  counted under "conflicts retried".
 ${
     results.notes.length > 0
       ? `\n## Notes\n\n${results.notes.map((n) => `- ${n}`).join("\n")}\n`

@@ -9,8 +9,12 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
 import { connect } from "@nats-io/transport-node";
+import { createStorage } from "unstorage";
+import fsDriver from "unstorage/drivers/fs";
 import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
 
+/** One system. */
+export type System = typeof SYSTEMS[number];
 /** Every system the peers table and the lost-update table can run. */
 export const SYSTEMS = [
   "agentmem file",
@@ -20,9 +24,13 @@ export const SYSTEMS = [
   "SQLite",
   "Anthropic filesystem tool",
   "MCP memory (JSONL)",
+  "unstorage fs driver",
 ] as const;
-/** One system. */
-export type System = typeof SYSTEMS[number];
+/** Systems run in the lost-update table only. */
+export const LOST_UPDATE_ONLY: readonly System[] = [
+  "agentmem file, readBeforeUpdate",
+  "unstorage fs driver",
+];
 
 /** What one system does per operation. */
 export interface Peer {
@@ -62,6 +70,8 @@ export function openPeer(system: System, place: Place): Promise<Peer> {
       return anthropicTool(place.dir);
     case "MCP memory (JSONL)":
       return Promise.resolve(mcpJsonl(`${place.dir}/memory.jsonl`));
+    case "unstorage fs driver":
+      return Promise.resolve(unstorageFs(place.dir));
   }
 }
 
@@ -315,5 +325,29 @@ function mcpJsonl(file: string): Peer {
       return 0;
     },
     close: () => Promise.resolve(),
+  };
+}
+
+// unstorage's fs driver: `getItem` and `setItem` (a plain file write), no revision check. Its
+// "retries" are reads of a half-written file.
+function unstorageFs(dir: string): Peer {
+  const storage = createStorage({ driver: fsDriver({ base: dir }) });
+  const read = async (key: string) => String(await storage.getItem(key) ?? "");
+  return {
+    create: (key, description, body) => storage.setItem(key, `${description}\n${body}`),
+    read,
+    update: (key, body) => storage.setItem(key, body),
+    list: async () => (await storage.getKeys()).length,
+    delete: (key) => storage.removeItem(key),
+    async increment(key) {
+      // The driver writes files in place: a read can find one half-written. Read again.
+      for (let torn = 0;; torn++) {
+        const found = COUNT.exec(await read(key));
+        if (found === null) continue;
+        await storage.setItem(key, `count: ${Number(found[1]) + 1};`);
+        return torn;
+      }
+    },
+    close: () => storage.dispose(),
   };
 }

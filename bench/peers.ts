@@ -13,7 +13,15 @@
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { startNatsServer } from "../tests/_nats_server.ts";
-import { lockedRetries, openPeer, type Peer, type Place, type System, SYSTEMS } from "./_peers.ts";
+import {
+  lockedRetries,
+  LOST_UPDATE_ONLY,
+  openPeer,
+  type Peer,
+  type Place,
+  type System,
+  SYSTEMS,
+} from "./_peers.ts";
 import { rbuSupported } from "./_library.ts";
 import { readLines } from "./_pool.ts";
 
@@ -199,7 +207,7 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
   try {
     for (const n of o.sizes ?? (o.quick ? [20] : [100, 1000])) {
       for (const processes of [1, 4]) {
-        for (const system of systems.filter((s) => s !== "agentmem file, readBeforeUpdate")) {
+        for (const system of systems.filter((s) => !LOST_UPDATE_ONLY.includes(s))) {
           // Untimed: module loading, JIT and first connections, once per system and worker.
           if (!o.quick && n === (o.sizes ?? [100])[0]) {
             await workload(workers.slice(0, processes), system, 16, await place(), o);
