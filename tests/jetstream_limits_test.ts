@@ -12,6 +12,7 @@ import {
   MAX_ENTRIES,
   NotFoundError,
   openJetStreamStore,
+  openStore,
   Scope,
   serializeEntry,
   StaleError,
@@ -247,6 +248,26 @@ accounts {
   } finally {
     await admin.close();
     await limited.close();
+  }
+});
+
+test("openJetStreamStore() refuses an onWarning that is not a function, through openStore() too", async () => {
+  await using f = await natsFixture();
+  const nc = await f.connect();
+  for (
+    const open of [
+      () => openJetStreamStore({ bucket: BUCKET, prefix: "p" }, { nc, onWarning: 5 as never }),
+      () =>
+        openStore({ backend: "jetstream", options: { bucket: BUCKET, prefix: "p" } }, {
+          nc,
+          onWarning: "loud",
+        }),
+    ]
+  ) {
+    await assert.rejects(
+      open(),
+      (e: unknown) => e instanceof ConfigError && /onWarning/.test(e.message),
+    );
   }
 });
 
