@@ -11,6 +11,7 @@ import type { BackendOps, Call } from "../store/_store.ts";
 import { quote } from "../store/_text.ts";
 import { type Bound, CapacityBound } from "./_jetstream_capacity.ts";
 import {
+  apiCode,
   BACKEND,
   checkRevision,
   Deadline,
@@ -266,12 +267,19 @@ export class JetStreamBackend implements BackendOps {
     try {
       await purgeMarker(this.#c, subject, marker);
     } catch (e) {
-      if (isPermissionDenied(e)) {
+      // Refused for good (no permission, or the stream denies purges): fall back to markers,
+      // and say so once. A timeout or a lost connection just leaves this one marker.
+      const denied = isPermissionDenied(e);
+      if (denied || apiCode(e) !== undefined) {
         this.#purge = false;
         this.#c.warn(
-          `${PREFIX} Memory bucket ${
-            quote(this.#c.bucket)
-          }: this NATS user may not purge the bucket's stream, so deleted keys now leave delete markers, which slow listing as they accumulate; grant publish permission on $JS.API.STREAM.PURGE.${this.#c.stream}`,
+          `${PREFIX} Memory bucket ${quote(this.#c.bucket)}: ${
+            denied
+              ? `this NATS user may not purge the bucket's stream (grant publish permission on $JS.API.STREAM.PURGE.${this.#c.stream})`
+              : `the server refused to purge the bucket's stream (${
+                reason(e, this.#c.bucket, `${this.#c.timeout} ms`)
+              })`
+          }, so deleted keys now leave delete markers, which slow listing as they accumulate`,
         );
       }
     }

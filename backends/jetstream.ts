@@ -201,7 +201,12 @@ export async function openJetStreamStore(
   const si = status.streamInfo;
   checkBucket(bucket, si);
   checkServerVersion(bucket, si.config.num_replicas, nc.info?.version);
-  if (!purge) {
+  const denied = si.config.deny_purge === true;
+  if (denied) {
+    warn(
+      `${PREFIX} Memory bucket "${bucket}": its stream denies purges (deny_purge), so deleted keys will leave delete markers, which slow listing as they accumulate; clear the stream's deny_purge setting to have deleted keys removed`,
+    );
+  } else if (!purge) {
     warn(
       `${PREFIX} Memory bucket "${bucket}": this NATS user may not purge the bucket's stream, so deleted keys will leave delete markers, which slow listing as they accumulate; grant publish permission on $JS.API.STREAM.PURGE.${si.config.name}`,
     );
@@ -219,7 +224,7 @@ export async function openJetStreamStore(
       jsm: await js.jetstreamManager(false),
       kv,
       maxMsgSize: si.config.max_msg_size ?? -1,
-      purge,
+      purge: purge && !denied,
       warn,
     }),
   );

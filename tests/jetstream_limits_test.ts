@@ -251,6 +251,45 @@ accounts {
   }
 });
 
+test("delete: a bucket whose stream denies purges falls back to markers and says so at open", async () => {
+  await using f = await natsFixture();
+  const jsm = await jetstreamManager(f.nc);
+  const info = await jsm.streams.info(STREAM);
+  await jsm.streams.update(STREAM, { ...info.config, deny_purge: true, allow_rollup_hdrs: false });
+  const warnings: string[] = [];
+  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+    nc: await f.connect(),
+    onWarning: (m) => warnings.push(m),
+  });
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0] as string, /denies purges.*delete markers/);
+  await store.create("k", "d", "c");
+  assert.equal(await store.delete("k"), true);
+  assert.equal((await f.kv.get("run.k"))?.operation, "DEL");
+  await assert.rejects(store.read("k"), NotFoundError);
+  assert.equal(warnings.length, 1);
+});
+
+test("delete: a purge refused after open falls back to markers and says so once", async () => {
+  await using f = await natsFixture();
+  const warnings: string[] = [];
+  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+    nc: await f.connect(),
+    onWarning: (m) => warnings.push(m),
+  });
+  assert.equal(warnings.length, 0);
+  const jsm = await jetstreamManager(f.nc);
+  const info = await jsm.streams.info(STREAM);
+  await jsm.streams.update(STREAM, { ...info.config, deny_purge: true, allow_rollup_hdrs: false });
+  for (const key of ["a", "b"]) {
+    await store.create(key, "d", "c");
+    assert.equal(await store.delete(key), true);
+    assert.equal((await f.kv.get(`run.${key}`))?.operation, "DEL");
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0] as string, /refused to purge.*delete markers/);
+});
+
 test("openJetStreamStore() refuses an onWarning that is not a function, through openStore() too", async () => {
   await using f = await natsFixture();
   const nc = await f.connect();
