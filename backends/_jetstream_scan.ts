@@ -105,7 +105,10 @@ export async function scan(
  */
 export async function count(ks: Keyspace, d: Deadline): Promise<Bound & { created: string }> {
   let info = await ks.jsm.streams.info(ks.stream);
-  let subjects = info.state.num_subjects ?? Number.POSITIVE_INFINITY;
+  // The server leaves the total out when it is 0; a stream with messages and no total counts
+  // the slow way.
+  let subjects = info.state.num_subjects ??
+    (info.state.messages === 0 ? 0 : Number.POSITIVE_INFINITY);
   if (subjects >= MAX_ENTRIES && ks.subjectPrefix !== `$KV.${ks.bucket}.`) {
     info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
     subjects = Object.keys(info.state.subjects ?? {}).length;
