@@ -225,24 +225,34 @@ export class JetStreamBackend implements BackendOps {
   }
 
   delete(key: string, call: Call): Promise<boolean> {
-    // Whatever happens, the run loses its authority over the key.
+    // A revision this run saw can stand in for a look at the key; then the run loses its
+    // authority over the key, whatever happens.
+    const seen = call.scope?.revision(this.#ns, key);
     call.scope?.forget(this.#ns, key);
     return this.#run("delete", key, call, async (d) => {
       const subject = this.#ks.subjectPrefix + key;
       for (let attempt = 1;; attempt++) {
         const before = this.#capacity.current();
-        const latest = await this.#get(key);
-        if (!latest?.live) return false;
+        const guess = attempt === 1 && seen !== undefined && seen > 0;
+        let revision: number;
+        if (guess) revision = seen;
+        else {
+          const latest = await this.#get(key);
+          if (!latest?.live) return false;
+          revision = latest.revision;
+        }
         // Only the deleter whose expected revision is still the latest writes the marker.
         let marker: number;
         try {
-          marker = await publishDelete(this.#c, subject, latest.revision, d.left());
+          marker = await publishDelete(this.#c, subject, revision, d.left());
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
           if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("delete", key);
           continue;
         }
-        this.#capacity.wrote(before, marker, -1);
+        // A looked-at key was live just before its marker: one key fewer. A scope's revision is
+        // trusted for the write, not for the bound.
+        this.#capacity.wrote(before, marker, guess ? 0 : -1);
         await this.#purgeMarker(subject, marker);
         return true;
       }
