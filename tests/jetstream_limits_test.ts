@@ -204,6 +204,23 @@ test("delete: a re-create racing a delete is never purged", async () => {
   }
 });
 
+test("delete: a stale revision in the run's scope still deletes what is there, and a gone key is false", async () => {
+  await using f = await natsFixture();
+  const [mine, theirs] = [await f.open(), await f.open()];
+  const scope = new Scope();
+  await mine.create("k", "d", "c", { scope });
+  await theirs.read("k", { scope: new Scope() });
+  const other = new Scope();
+  await theirs.read("k", { scope: other });
+  await theirs.update("k", "d", "changed", { scope: other });
+  assert.equal(await mine.delete("k", { scope }), true);
+  await assert.rejects(theirs.read("k"), NotFoundError);
+  await mine.create("j", "d", "c", { scope });
+  await theirs.delete("j");
+  assert.equal(await mine.delete("j", { scope }), false);
+  assert.equal(await subjects(f.nc, "run"), 0);
+});
+
 test("delete: without the purge permission, deletes fall back to markers and the store says so at open", async () => {
   const config = `
 accounts {
