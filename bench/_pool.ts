@@ -8,8 +8,8 @@ const WORKER = new URL("./worker.ts", import.meta.url);
 const CONFIG = new URL("../deno.json", import.meta.url);
 const ENCODER = new TextEncoder();
 
-/** One worker process. */
-class WorkerProcess {
+/** One worker process: bench/worker.ts, or another script speaking the same line protocol. */
+export class WorkerProcess {
   readonly index: number;
   readonly #child: Deno.ChildProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
@@ -17,7 +17,7 @@ class WorkerProcess {
   #stderr = "";
   readonly #stderrDone: Promise<void>;
 
-  constructor(index: number) {
+  constructor(index: number, script: URL = WORKER, args: readonly string[] = []) {
     this.index = index;
     const child = new Deno.Command(Deno.execPath(), {
       args: [
@@ -26,7 +26,10 @@ class WorkerProcess {
         `--config=${CONFIG.pathname}`,
         // All: reading /proc/self/io (the bytes a listing read) needs it.
         "--allow-all",
-        WORKER.pathname,
+        // Deno KV, a peer in bench/peers.ts, is an unstable API.
+        "--unstable-kv",
+        script.pathname,
+        ...args,
       ],
       stdin: "piped",
       stdout: "piped",
@@ -43,7 +46,7 @@ class WorkerProcess {
     })();
   }
 
-  async send(command: Command): Promise<unknown> {
+  async send(command: Command | { readonly cmd: string }): Promise<unknown> {
     await this.#writer.write(ENCODER.encode(JSON.stringify(command) + "\n"));
     const next = await this.#lines.next();
     if (next.done) {

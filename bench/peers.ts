@@ -23,7 +23,7 @@ import {
   SYSTEMS,
 } from "./_peers.ts";
 import { rbuSupported } from "./_library.ts";
-import { readLines } from "./_pool.ts";
+import { readLines, WorkerProcess } from "./_pool.ts";
 
 /** ops/s of one operation of one system at one size and process count. */
 export interface PeerRow {
@@ -58,11 +58,13 @@ export interface PeersResult {
 type Command =
   | { cmd: "open"; system: System; place: Place }
   | { cmd: "run"; op: string; keys: string[]; reps: number }
-  | { cmd: "close" };
+  | { cmd: "close" }
+  | { cmd: "exit" };
+
+const send = (w: WorkerProcess, c: Command) => w.send(c) as Promise<Reply>;
 
 const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
-const SELF = new URL(import.meta.url).pathname;
-const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+const SELF = new URL(import.meta.url);
 const ENC = new TextEncoder();
 
 async function workerMain(): Promise<void> {
@@ -74,7 +76,11 @@ async function workerMain(): Promise<void> {
     const c = JSON.parse(line) as Command;
     let reply: unknown;
     try {
-      if (c.cmd === "open") {
+      if (c.cmd === "exit") {
+        await peer?.close();
+        await Deno.stdout.write(ENC.encode(JSON.stringify({ ok: true }) + "\n"));
+        return;
+      } else if (c.cmd === "open") {
         system = c.system;
         peer = await openPeer(c.system, c.place);
         reply = { ok: true };
@@ -109,7 +115,7 @@ async function workerMain(): Promise<void> {
           }
         }
         const end = performance.timeOrigin + performance.now();
-        reply = { ok: true, start, end, retries, seen, failed, locked: lockedRetries };
+        reply = { ok: true, result: { start, end, retries, seen, failed, locked: lockedRetries } };
       }
     } catch (e) {
       const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
@@ -120,8 +126,6 @@ async function workerMain(): Promise<void> {
 }
 
 interface Reply {
-  ok: boolean;
-  error?: string;
   start: number;
   end: number;
   retries: number;
@@ -129,45 +133,12 @@ interface Reply {
   failed: number;
 }
 
-class Worker {
-  readonly #child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--unstable-kv",
-      `--config=${CONFIG}`,
-      "--allow-all",
-      SELF,
-      "--worker",
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  readonly #writer = this.#child.stdin.getWriter();
-  readonly #lines = readLines(this.#child.stdout)[Symbol.asyncIterator]();
-
-  async send(c: Command): Promise<Reply> {
-    await this.#writer.write(ENC.encode(JSON.stringify(c) + "\n"));
-    const next = await this.#lines.next();
-    if (next.done) throw new Error(`A peers worker exited during ${c.cmd}`);
-    const reply = JSON.parse(next.value) as Reply;
-    if (!reply.ok) throw new Error(`${c.cmd} ${"op" in c ? c.op : ""} failed: ${reply.error}`);
-    return reply;
-  }
-
-  async stop(): Promise<void> {
-    await this.#writer.close().catch(() => {});
-    const timer = setTimeout(() => this.#child.kill("SIGKILL"), 5_000);
-    await this.#child.status;
-    clearTimeout(timer);
-  }
-}
-
 /** Sends each worker its command at once; the wall time from the first start to the last end. */
-async function all(workers: Worker[], commands: Command[]) {
-  const replies = await Promise.all(workers.map((w, i) => w.send(commands[i]!)));
-  const wall = Math.max(...replies.map((r) => r.end)) - Math.min(...replies.map((r) => r.start));
+async function all(workers: WorkerProcess[], commands: Command[]) {
+  const replies = await Promise.all(workers.map((w, i) => send(w, commands[i]!)));
+  // Only "run" replies carry times; "open" and "close" reply with nothing.
+  const timed = replies.filter((r) => r !== undefined);
+  const wall = Math.max(...timed.map((r) => r.end)) - Math.min(...timed.map((r) => r.start));
   return { replies, wall };
 }
 
@@ -188,7 +159,7 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
   const server = o.servers === undefined ? await startNatsServer() : undefined;
   const servers = o.servers ?? [server!.url];
   const nc = await connect({ servers: [...servers] });
-  const workers = Array.from({ length: 4 }, () => new Worker());
+  const workers = Array.from({ length: 4 }, (_, i) => new WorkerProcess(i, SELF, ["--worker"]));
   let seq = 0;
   const place = async (): Promise<Place> => {
     const dir = await Deno.makeTempDir({ dir: work, prefix: "peer-" });
@@ -221,22 +192,22 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
     for (const system of systems) {
       progress(`lost updates: ${system}`);
       const p = await place();
-      const [w0] = workers as [Worker];
-      await w0.send({ cmd: "open", system, place: p });
-      await w0.send({ cmd: "run", op: "seed", keys: ["counter"], reps: 1 });
+      const [w0] = workers as [WorkerProcess];
+      await send(w0, { cmd: "open", system, place: p });
+      await send(w0, { cmd: "run", op: "seed", keys: ["counter"], reps: 1 });
       await all(workers, workers.map(() => ({ cmd: "open", system, place: p })));
       const { replies } = await all(
         workers,
         workers.map(() => ({ cmd: "run", op: "increment", keys: ["counter"], reps: increments })),
       );
-      const final = (await w0.send({ cmd: "run", op: "value", keys: ["counter"], reps: 1 })).seen;
+      const final = (await send(w0, { cmd: "run", op: "value", keys: ["counter"], reps: 1 })).seen;
       await all(workers, workers.map(() => ({ cmd: "close" })));
       const total = increments * workers.length;
       const retries = replies.reduce((a, r) => a + r.retries, 0);
       lost.push({ system, processes: 4, increments: total, final, lost: total - final, retries });
     }
   } finally {
-    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all(workers.map((w) => w.close()));
     await nc.close();
     await server?.stop();
   }
@@ -244,7 +215,7 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
 }
 
 async function workload(
-  workers: Worker[],
+  workers: WorkerProcess[],
   system: System,
   n: number,
   place: Place,
