@@ -100,9 +100,10 @@ ${invariantsText(results)}
 - **file read floor**: \`Deno.readFileSync\`, decode, split the header from the body.
 - **file list floor** (\`file-headers\`): one \`readDirSync\` pass, then the first KiB of each entry,
   decode, find the description line. \`file-bodies\` reads every body, for scale.
-- **file create/update/delete** (\`file-raw\`): a dot-named temp file, write, fsync, \`link\` (create,
-  exclusive) or \`rename\` (update), unlink the temp, fsync the directory: the least a durable,
-  exclusive create can do with one file per key (two fsyncs). With 16 in flight the floor shares
+- **file create/update/delete** (\`file-raw\`): for a create an \`lstat\` first (a key that exists
+  costs no write), then a dot-named temp file, write, fsync, \`link\` (exclusive; the arbiter of a
+  race) or \`rename\` (update), unlink the temp, fsync the directory: the least a durable, exclusive
+  create can do with one file per key (two fsyncs). With 16 in flight the floor shares
   one directory fsync between every write waiting for one (group commit: one file fsync per write
   plus one directory fsync per batch; no write is acknowledged before the fsync covering it).
 - **jetstream** (\`jetstream-raw\`): \`@nats-io/kv\` on the same connection: \`kv.get\`, \`kv.create\`,

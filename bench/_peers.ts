@@ -65,7 +65,7 @@ export function openPeer(system: System, place: Place): Promise<Peer> {
     case "Deno KV":
       return denoKv(`${place.dir}/kv.sqlite`);
     case "SQLite":
-      return Promise.resolve(sqlite(`${place.dir}/memory.db`));
+      return sqlite(`${place.dir}/memory.db`);
     case "Anthropic filesystem tool":
       return anthropicTool(place.dir);
     case "MCP memory (JSONL)":
@@ -124,6 +124,7 @@ export let lockedRetries = 0;
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
+      // Awaited inside the try: a synchronous throw and a rejection are both caught.
       return await fn();
     } catch (e) {
       if (!String(e).includes("database is locked")) throw e;
@@ -181,14 +182,19 @@ async function denoKv(path: string): Promise<Peer> {
 
 // SQLite through node:sqlite: one table, WAL, synchronous=FULL (one WAL fsync per commit), a
 // version column for revision-checked updates.
-function sqlite(path: string): Peer {
+async function sqlite(path: string): Promise<Peer> {
   const db = new DatabaseSync(path);
   db.exec("PRAGMA busy_timeout = 30000");
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = FULL");
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER)",
-  );
+  // Switching to WAL and creating the table take locks the busy timeout does not always wait
+  // for when several processes open the file at once.
+  await unlocked(() => {
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER)",
+    );
+    return Promise.resolve();
+  });
   const ins = db.prepare("INSERT INTO m VALUES (?, ?, ?, 1)");
   const sel = db.prepare("SELECT body, version FROM m WHERE key = ?");
   const upd = db.prepare(

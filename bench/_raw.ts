@@ -4,10 +4,11 @@
 // - read: `Deno.readFileSync`, decode, split the header from the body.
 // - list: one `readDirSync` pass, then one small read (the first KiB) per entry, decode, find the
 //   description line. No bodies.
-// - durable create: temp file, write, fsync, `link` (exclusive), unlink the temp, then one
-//   directory fsync shared by every create in flight (group commit: a write is acknowledged only
-//   after a directory fsync that started after its link). One file fsync per create plus one
-//   directory fsync per batch.
+// - durable create: `lstat` (an existing key costs no write), temp file, write, fsync, `link`
+//   (exclusive), unlink the temp, then one directory fsync shared by every create in flight
+//   (group commit: a write is acknowledged only after a directory fsync that started after its
+//   link). One file fsync per create plus one directory fsync per batch; with one create in
+//   flight, two fsyncs per create.
 // - durable update: the same with `rename` in place of `link`.
 
 const DECODER = new TextDecoder();
@@ -90,7 +91,7 @@ async function stage(dir: string, key: string, bytes: Uint8Array): Promise<strin
   return temp;
 }
 
-/** Durable exclusive create; `false` when the key exists (nothing is fsynced then). */
+/** Durable exclusive create; `false` when the key exists. */
 export async function rawCreate(
   dir: string,
   sync: DirSync,
@@ -98,6 +99,14 @@ export async function rawCreate(
   bytes: Uint8Array,
 ): Promise<boolean> {
   const path = `${dir}/${key}.md`;
+  // Look before staging: a key that exists costs one lstat, not a durable write. `link` stays
+  // the arbiter when two creates race past the look.
+  try {
+    Deno.lstatSync(path);
+    return false;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
   const temp = await stage(dir, key, bytes);
   try {
     Deno.linkSync(temp, path);
