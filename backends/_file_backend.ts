@@ -2,6 +2,7 @@
 // wraps it with validation, abort checks, error normalization and spans.
 
 import {
+  CapacityError,
   CorruptError,
   ExistsError,
   NotFoundError,
@@ -17,7 +18,7 @@ import {
   serializeValid,
 } from "../store/serialize.ts";
 import type { Entry, Item } from "../store/types.ts";
-import { checkCapacity, type ValidWrite } from "../store/validate.ts";
+import type { ValidWrite } from "../store/validate.ts";
 import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
 import { quote } from "../store/_text.ts";
 import { DirSync } from "./_dir_sync.ts";
@@ -26,6 +27,7 @@ import {
   createWith,
   errorCode,
   kindOf,
+  kindOfQuick,
   link,
   listNames,
   openForRead,
@@ -39,7 +41,7 @@ import { lockPath, withLock } from "./_file_lock.ts";
 import { namespaceOf, revisionOf } from "./_file_revision.ts";
 import { selfToken } from "./_process.ts";
 import { sweepName } from "./_file_sweep.ts";
-import { SharedCount } from "./_file_count.ts";
+import { CapacityCheck, type Reservation } from "./_file_count.ts";
 import { keyOf, SUFFIX, TEMP_SUFFIX } from "./_file_names.ts";
 
 const BACKEND = "file";
@@ -78,13 +80,13 @@ export class FileBackend implements BackendOps {
   readonly #c: FileConfig;
   readonly #ns: string;
   readonly #dirSync: DirSync;
-  readonly #count: SharedCount;
+  readonly #capacity: CapacityCheck;
 
   constructor(config: FileConfig) {
     this.#c = config;
     this.#ns = namespaceOf(config.root);
     this.#dirSync = new DirSync(config.root);
-    this.#count = new SharedCount(config.root);
+    this.#capacity = new CapacityCheck(config.root);
   }
 
   #path(key: string): string {
@@ -119,26 +121,20 @@ export class FileBackend implements BackendOps {
   }
 
   async create(w: ValidWrite, call: Call): Promise<void> {
-    const path = this.#path(w.key);
-    // A key that holds a memory costs a stat, not a durable write; link stays the arbiter.
-    const kind = kindOf(path);
-    if (kind === "file") throw exists(w.key);
-    if (kind !== null) throw occupied("create", w.key);
-    const bytes = ENCODER.encode(serializeValid(w.description, w.content));
-    const temp = await this.#stage(w.key, bytes, () => this.#checkCapacity(w.key, path));
+    const started = this.#capacity.begin();
     try {
-      abortCheck(BACKEND, "create", w.key, call.signal);
-      link(temp, path);
-    } catch (e) {
-      if (errorCode(e) === "EEXIST") {
-        throw kindOf(path) === "file" ? exists(w.key) : occupied("create", w.key);
-      }
-      throw e;
+      const path = this.#path(w.key);
+      // A key that holds a memory costs a stat, not a durable write; link stays the arbiter.
+      const kind = kindOfQuick(path);
+      if (kind === "file") throw exists(w.key);
+      if (kind !== null) throw occupied("create", w.key);
+      const bytes = ENCODER.encode(serializeValid(w.description, w.content));
+      await this.#place(w.key, path, bytes, started, call, "create");
+      await this.#flushDir();
+      this.#record(call, w.key, bytes);
     } finally {
-      removeQuietly(temp);
+      this.#capacity.end();
     }
-    await this.#flushDir();
-    this.#record(call, w.key, bytes);
   }
 
   async update(w: ValidWrite, call: Call): Promise<void> {
@@ -147,21 +143,65 @@ export class FileBackend implements BackendOps {
     if (this.#c.readBeforeUpdate) return this.#checkedUpdate(w.key, path, bytes, call);
     const kind = kindOf(path);
     if (kind !== null && kind !== "file") throw occupied("update", w.key);
-    // An update that creates a key is on the create path, so it counts against capacity.
-    const temp = await this.#stage(
-      w.key,
-      bytes,
-      kind === null ? () => this.#checkCapacity(w.key, path) : undefined,
-    );
-    try {
-      abortCheck(BACKEND, "update", w.key, call.signal);
-      rename(temp, path);
-    } catch (e) {
-      removeQuietly(temp);
-      throw e;
+    if (kind === null) {
+      // An update that creates a key is on the create path, so it counts against capacity.
+      const started = this.#capacity.begin();
+      try {
+        await this.#place(w.key, path, bytes, started, call, "update");
+      } finally {
+        this.#capacity.end();
+      }
+    } else {
+      const temp = await this.#stage(w.key, bytes);
+      try {
+        abortCheck(BACKEND, "update", w.key, call.signal);
+        rename(temp, path);
+      } catch (e) {
+        removeQuietly(temp);
+        throw e;
+      }
     }
     await this.#flushDir();
     this.#record(call, w.key, bytes);
+  }
+
+  // Stages a new entry and puts it in place under the capacity check: `link` for a create (it
+  // fails if the key exists, so one concurrent creator wins), `rename` for an update that creates.
+  // The check runs while the entry is flushed when this is the handle's only create in flight;
+  // with others in flight it runs after the flush, where one directory pass is likelier to be
+  // shared with them (see _file_count.ts).
+  async #place(
+    key: string,
+    path: string,
+    bytes: Uint8Array,
+    started: number,
+    call: Call,
+    op: "create" | "update",
+  ): Promise<void> {
+    let slot: Reservation | undefined;
+    const reserve = () => (slot = this.#reserve(started, key, path));
+    let temp: string;
+    try {
+      temp = await this.#stage(key, bytes, this.#capacity.crowded ? undefined : reserve);
+    } catch (e) {
+      slot?.released();
+      throw e;
+    }
+    try {
+      slot ??= reserve();
+      abortCheck(BACKEND, op, key, call.signal);
+      if (op === "create") link(temp, path);
+      else rename(temp, path);
+      slot.linked();
+    } catch (e) {
+      slot?.released();
+      if (errorCode(e) === "EEXIST") {
+        throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
+      }
+      throw e;
+    } finally {
+      removeQuietly(temp);
+    }
   }
 
   async delete(key: string, call: Call): Promise<boolean> {
@@ -275,25 +315,19 @@ export class FileBackend implements BackendOps {
     }
   }
 
-  // Counted on every create (see _file_count.ts): a count any older could miss a create made
-  // since by another handle or process.
-  async #checkCapacity(key: string, path: string): Promise<void> {
+  #reserve(started: number, key: string, path: string): Reservation {
     try {
-      checkCapacity(await this.#count.next(), key);
+      return this.#capacity.reserve(started, key);
     } catch (e) {
       // A full store still says "exists" for a key it holds: that is the answer a caller can use.
-      if (kindOf(path) === "file") throw exists(key);
+      if (e instanceof CapacityError && kindOf(path) === "file") throw exists(key);
       throw e;
     }
   }
 
   // Writes an entry to a new temp file in the directory (mode 0600) and flushes it. `meanwhile`
   // runs while the flush is under way (the capacity count), so its cost hides behind the disk's.
-  async #stage(
-    key: string,
-    bytes: Uint8Array,
-    meanwhile?: () => Promise<void>,
-  ): Promise<string> {
+  async #stage(key: string, bytes: Uint8Array, meanwhile?: () => void): Promise<string> {
     // At most 1 + 120 + 1 + 40 + 1 + 16 + 4 = 183 bytes, well within a name's 255.
     const temp = `${this.#c.root}/.${
       key.slice(0, 120)
@@ -302,7 +336,7 @@ export class FileBackend implements BackendOps {
     try {
       const flushed = this.#c.durable ? syncData(fd) : undefined;
       try {
-        await meanwhile?.();
+        meanwhile?.();
       } finally {
         await flushed;
       }

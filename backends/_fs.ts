@@ -66,6 +66,15 @@ export function kindOf(path: string): Kind {
   }
 }
 
+/**
+ * Like `kindOf`, but cheap when nothing is there (no error object is made), at the price of
+ * answering `null` for a dangling symlink too. For callers whose next step fails safely on a
+ * symlink anyway (`link` does).
+ */
+export function kindOfQuick(path: string): Kind {
+  return fs.existsSync(path) ? kindOf(path) : null;
+}
+
 /** The names in a directory, with whether each is a regular file. */
 export function listNames(dir: string): Name[] {
   if (DENO !== undefined) return [...DENO.readDirSync(dir)];

@@ -14,6 +14,7 @@ import {
   type Store,
 } from "../mod.ts";
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
+import { CapacityCheck } from "../backends/_file_count.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -56,6 +57,61 @@ Deno.test({
       assert.equal(created, MAX_ENTRIES);
       assert.equal(refused, 40);
       assert.equal(entries(dir).length, MAX_ENTRIES);
+    }),
+});
+
+Deno.test({
+  ...opts,
+  name: "capacity: 40 creates in flight through one handle at 1,000 entries fill it exactly",
+  fn: () =>
+    withDir(async (dir) => {
+      const fill = await openFileStore({ dir, durable: false });
+      for (let i = 0; i < 1000; i++) await fill.create(`f${i}`, "filler", "");
+      const store = await openFileStore({ dir });
+      const results = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) => store.create(`n${i}`, "new", "body")),
+      );
+      const ok = results.filter((r) => r.status === "fulfilled").length;
+      for (const r of results) {
+        if (r.status === "rejected") assert.ok(r.reason instanceof CapacityError, String(r.reason));
+      }
+      assert.equal(ok, MAX_ENTRIES - 1000);
+      assert.equal(entries(dir).length, MAX_ENTRIES);
+    }),
+});
+
+Deno.test({
+  ...opts,
+  name: "capacity: a handle's reserved and linked creates count against one shared directory pass",
+  fn: () =>
+    withDir((dir) => {
+      for (let i = 0; i < MAX_ENTRIES - 3; i++) Deno.writeTextFileSync(`${dir}/f${i}.md`, "");
+      const check = new CapacityCheck(dir);
+      const a = check.begin();
+      const slotA = check.reserve(a, "a"); // a pass: 1,021 entries
+      const b = check.begin();
+      const slotB = check.reserve(b, "b"); // a new pass (b started after the first)
+      const c = check.begin();
+      const slotC = check.reserve(c, "c");
+      // Three reserved: the directory is full for this handle, though nothing is linked yet.
+      assert.throws(() => check.reserve(check.begin(), "d"), CapacityError);
+      slotA.released();
+      const e = check.begin();
+      const slotE = check.reserve(e, "e");
+      // Linking is counted once, whether or not a pass since has seen the file.
+      Deno.writeTextFileSync(`${dir}/b.md`, "");
+      slotB.linked();
+      slotC.released();
+      const f = check.begin();
+      const slotF = check.reserve(f, "f");
+      assert.throws(() => check.reserve(check.begin(), "g"), CapacityError);
+      slotE.released();
+      slotF.released();
+      // Files appearing from elsewhere are seen by the next pass a later create needs.
+      Deno.writeTextFileSync(`${dir}/x.md`, "");
+      Deno.writeTextFileSync(`${dir}/y.md`, "");
+      assert.throws(() => check.reserve(check.begin(), "h"), CapacityError);
+      return Promise.resolve();
     }),
 });
 
