@@ -43,6 +43,8 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly purge: boolean;
   /** Told once when a purge is refused after all and deletes fall back to markers. */
   readonly warn: (message: string) => void;
+  /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
+  readonly instance: string;
 }
 
 type Op = "list" | "read" | "create" | "update" | "delete";
@@ -58,9 +60,9 @@ export class JetStreamBackend implements BackendOps {
   readonly info: Info;
   readonly #c: BackendConfig;
   readonly #ks: Keyspace;
-  // The Scope namespace: bucket instance (its stream's creation time) and prefix, so a revision
-  // recorded here never authorizes a write in another store, nor in this bucket once it has been
-  // deleted and created again.
+  // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
+  // clustered) and the prefix, so a revision recorded here never authorizes a write in another
+  // store, nor in this bucket once it has been deleted and created again or (clustered) restored.
   readonly #ns: string;
   // The key's prefix inside the bucket ("alice." or "").
   readonly #keyPrefix: string;
@@ -73,7 +75,7 @@ export class JetStreamBackend implements BackendOps {
     this.#c = config;
     const { bucket, prefix } = config;
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
-    this.#ns = `${BACKEND}:${bucket}@${config.created}/${prefix}`;
+    this.#ns = `${BACKEND}:${bucket}@${config.instance}/${prefix}`;
     this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
     this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
     this.#purge = config.purge;

@@ -7,7 +7,7 @@ import { MAX_ENTRIES } from "../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
 import { validateKey } from "../store/validate.ts";
 import type { Bound } from "./_jetstream_capacity.ts";
-import { type Deadline, PREFIX } from "./_jetstream_errors.ts";
+import { apiCode, type Deadline, PREFIX } from "./_jetstream_errors.ts";
 import { KV_OPERATION } from "./_jetstream_wire.ts";
 
 // Messages per pull while listing: bounds what one pull can put on the wire (128 largest
@@ -16,6 +16,10 @@ const SCAN_BATCH = 128;
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
 const MIN_CONSUMER_IDLE_MS = 30_000;
+// How long to wait before pulling again from a consumer that is not ready yet.
+const PULL_RETRY_MS = 50;
+// The status a pull gets when nothing serves the consumer yet.
+const NO_RESPONDERS = 503;
 const CLOSE = [0x0a, 0x2d, 0x2d, 0x2d, 0x0a]; // "\n---\n"
 
 /** What a scan reads from: one bucket's stream, under one prefix. */
@@ -65,24 +69,32 @@ export async function scan(
   try {
     const consumer = js.consumers.getConsumerFromInfo(ci);
     while (pending > 0 && !d.cancelled) {
-      const messages = await consumer.fetch({
-        max_messages: Math.min(pending, SCAN_BATCH),
-        expires: Math.max(1_000, d.left()),
-      });
-      d.onCancel(() => messages.stop());
       let received = 0;
-      for await (const m of messages) {
-        received++;
-        pending = m.info.pending;
-        const key = keyOf(ks.subjectPrefix, m.subject);
-        if (key !== undefined) {
-          const op = m.headers?.get(KV_OPERATION);
-          const marker = op === "DEL" || op === "PURGE" ||
-            (m.headers?.has("Nats-Marker-Reason") ?? false);
-          if (marker) latest.delete(key);
-          else latest.set(key, { revision: m.seq, value: m.data });
+      try {
+        const messages = await consumer.fetch({
+          max_messages: Math.min(pending, SCAN_BATCH),
+          expires: Math.max(1_000, d.left()),
+        });
+        d.onCancel(() => messages.stop());
+        for await (const m of messages) {
+          received++;
+          pending = m.info.pending;
+          const key = keyOf(ks.subjectPrefix, m.subject);
+          if (key !== undefined) {
+            const op = m.headers?.get(KV_OPERATION);
+            const marker = op === "DEL" || op === "PURGE" ||
+              (m.headers?.has("Nats-Marker-Reason") ?? false);
+            if (marker) latest.delete(key);
+            else latest.set(key, { revision: m.seq, value: m.data });
+          }
+          if (pending === 0) break;
         }
-        if (pending === 0) break;
+      } catch (e) {
+        // On a cluster, a consumer just created may not take pulls for a moment ("no
+        // responders"): pull again, within the deadline.
+        if (apiCode(e) !== NO_RESPONDERS || d.cancelled) throw e;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(PULL_RETRY_MS, d.left())));
+        continue;
       }
       // A pull that expires empty means the messages counted at the start are gone.
       if (received === 0) break;

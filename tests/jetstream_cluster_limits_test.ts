@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Kvm } from "@nats-io/kv";
-import { CapacityError, MAX_ENTRIES, openJetStreamStore, type Store } from "../mod.ts";
+import { CapacityError, MAX_ENTRIES, openJetStreamStore, Scope, type Store } from "../mod.ts";
 import { natsConnect, retryUntil, startNatsCluster } from "./_nats_server.ts";
 import { serverBinary } from "./nemesis/servers.ts";
 
@@ -70,6 +70,15 @@ Deno.test({
       assert.equal(Object.keys(info.state.subjects ?? {}).length, MAX_ENTRIES - 100);
       assert.equal(await fill(MAX_ENTRIES + 100), 100);
       assert.equal((await a.list()).length, MAX_ENTRIES);
+
+      // The scope namespace names the instance: creation time and raft group.
+      const { created, cluster: ci } = await jsm.streams.info(`KV_${BUCKET}`);
+      assert.ok(ci?.raft_group, "a clustered stream reports its raft group");
+      const scope = new Scope();
+      await c.read("k200", { scope });
+      assert.deepEqual(Object.keys(scope.snapshot().revisions), [
+        `jetstream:${BUCKET}@${created}~${ci.raft_group}/run`,
+      ]);
     } finally {
       await Promise.all(conns.map((c) => c.close().catch(() => {})));
     }
