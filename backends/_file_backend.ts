@@ -3,20 +3,12 @@
 
 import {
   CapacityError,
-  CorruptError,
   ExistsError,
   NotFoundError,
   StaleError,
   UnavailableError,
 } from "../store/errors.ts";
-import { MAX_ENTRY_BYTES } from "../store/limits.ts";
-import {
-  decodeUtf8,
-  MAX_HEADER_BYTES,
-  parseEntry,
-  parseHeader,
-  serializeValid,
-} from "../store/serialize.ts";
+import { parseEntry, serializeValid } from "../store/serialize.ts";
 import type { Entry, Item } from "../store/types.ts";
 import type { ValidWrite } from "../store/validate.ts";
 import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
@@ -30,8 +22,6 @@ import {
   kindOfQuick,
   link,
   listNames,
-  openForRead,
-  readAll,
   remove,
   removeQuietly,
   rename,
@@ -43,28 +33,12 @@ import { selfToken } from "./_process.ts";
 import { sweepName } from "./_file_sweep.ts";
 import { CapacityCheck, type Reservation } from "./_file_count.ts";
 import { keyOf, SUFFIX, TEMP_SUFFIX } from "./_file_names.ts";
+import { readCurrent, readDescription } from "./_file_read.ts";
 
 const BACKEND = "file";
 /** The mode of every entry and temp file, whatever the umask. */
 export const FILE_MODE = 0o600;
-// Most headers fit in the first read; a long description takes a second.
-const HEADER_PROBE_BYTES = 1024;
-const HEADER_READ_BYTES = MAX_HEADER_BYTES + 5;
-// What `open` fails with when the name is gone, is a symlink (ELOOP), or is a socket or a device
-// without a driver (ENXIO, ENODEV): no memory file either way.
-const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
-  "ENOENT",
-  "ELOOP",
-  "ENOTDIR",
-  "ENXIO",
-  "ENODEV",
-]);
-const CLOSE = new TextEncoder().encode("\n---\n");
 const ENCODER = new TextEncoder();
-// Reads are synchronous from open to decode, so one buffer serves every read of the process: one
-// byte over the largest valid entry, to tell a file that is too large.
-const ENTRY_BUF = new Uint8Array(MAX_ENTRY_BYTES + 1);
-const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
 
 /** How a file store was opened. */
 export interface FileConfig {
@@ -102,7 +76,7 @@ export class FileBackend implements BackendOps {
         if (this.#c.writable) sweepName(this.#c.root, name, isFile);
         continue;
       }
-      const description = this.#readDescription(key);
+      const description = readDescription(this.#path(key), key);
       if (description !== undefined) items.push({ key, description });
     }
     return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -110,7 +84,7 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async read(key: string, call: Call): Promise<Entry> {
-    const bytes = this.#readCurrent(key);
+    const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
     const entry = parseEntry(bytes, key);
@@ -236,7 +210,7 @@ export class FileBackend implements BackendOps {
     try {
       abortCheck(BACKEND, "update", key, call.signal);
       why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
-        const current = this.#readCurrent(key);
+        const current = readCurrent(this.#path(key), key);
         if (current === undefined) return "it was deleted since this run read it";
         if (revisionOf(current) !== seen) return "it changed since this run read it";
         rename(temp, path);
@@ -252,67 +226,6 @@ export class FileBackend implements BackendOps {
     }
     await this.#flushDir();
     this.#record(call, key, bytes);
-  }
-
-  // The bytes a key's file holds now, or `undefined` when there is no regular file under its
-  // name. Only a regular file is opened (opening a FIFO would release a writer blocked on it,
-  // and opening a device can act on it); the open flags refuse a symlink and never block.
-  #readCurrent(key: string): Uint8Array | undefined {
-    const path = this.#path(key);
-    if (kindOf(path) !== "file") return undefined;
-    let fd: number;
-    try {
-      fd = openForRead(path);
-    } catch (e) {
-      if (NOT_A_MEMORY_FILE.has(errorCode(e))) return undefined;
-      throw e;
-    }
-    let n: number;
-    try {
-      n = readAll(fd, ENTRY_BUF);
-    } finally {
-      close(fd);
-    }
-    if (n > MAX_ENTRY_BYTES) {
-      throw new CorruptError(
-        `[memory:file] Cannot parse memory ${
-          quote(key)
-        }: the file has more than ${MAX_ENTRY_BYTES} bytes, the limit of an entry`,
-        { key },
-      );
-    }
-    return ENTRY_BUF.subarray(0, n);
-  }
-
-  // The description in a key's header, reading as little of the file as the header needs.
-  // `undefined` when the file vanished, may not be read or has no valid header: listing skips
-  // it, as one bad file must not hide every other memory (read() of it reports the failure).
-  #readDescription(key: string): string | undefined {
-    let fd: number;
-    try {
-      fd = openForRead(this.#path(key));
-    } catch (e) {
-      const code = errorCode(e);
-      if (NOT_A_MEMORY_FILE.has(code) || code === "EACCES" || code === "EPERM") return undefined;
-      throw e;
-    }
-    try {
-      let n = readAll(fd, HEADER_BUF.subarray(0, HEADER_PROBE_BYTES));
-      let end = indexOfClose(HEADER_BUF, n);
-      if (end < 0 && n === HEADER_PROBE_BYTES) {
-        n = readAll(fd, HEADER_BUF, n);
-        end = indexOfClose(HEADER_BUF, n);
-      }
-      const header = HEADER_BUF.subarray(0, end < 0 ? n : end + CLOSE.length);
-      return parseHeader(decodeUtf8(header, key), key).description;
-    } catch (e) {
-      if (e instanceof CorruptError) return undefined;
-      // A name that is not a regular file after all (swapped in after the directory was read).
-      if (errorCode(e) === "EISDIR" || errorCode(e) === "EAGAIN") return undefined;
-      throw e;
-    } finally {
-      close(fd);
-    }
   }
 
   #reserve(started: number, key: string, path: string): Reservation {
@@ -358,22 +271,6 @@ export class FileBackend implements BackendOps {
       call.scope.record(this.#ns, key, revisionOf(bytes));
     }
   }
-}
-
-function indexOfClose(bytes: Uint8Array, length: number): number {
-  // The header opens with "---\n", so its close can start at byte 3 at the earliest.
-  for (let i = bytes.indexOf(0x0a, 3); i >= 0 && i + CLOSE.length <= length;) {
-    let match = true;
-    for (let j = 1; j < CLOSE.length; j++) {
-      if (bytes[i + j] !== CLOSE[j]) {
-        match = false;
-        break;
-      }
-    }
-    if (match) return i;
-    i = bytes.indexOf(0x0a, i + 1);
-  }
-  return -1;
 }
 
 function randomHex(): string {
