@@ -140,6 +140,7 @@ Deno.test("the benchmark's peers are dev-only: importing the library pulls none 
   };
   const pulled = graph.modules.map((m) => m.specifier);
   assert.ok(pulled.some((s) => s.endsWith("/mod.ts")), "the graph does not hold mod.ts");
-  const peers = /\/bench\/|@anthropic-ai\/sdk|node:sqlite|server-memory|unstorage|write-file-atomic/;
+  const peers =
+    /\/bench\/|@anthropic-ai\/sdk|node:sqlite|server-memory|unstorage|write-file-atomic/;
   assert.deepEqual(pulled.filter((s) => peers.test(s)), []);
 });
