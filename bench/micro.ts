@@ -81,6 +81,23 @@ async function perOp(keys: readonly string[], fn: (k: string) => Promise<unknown
   return ((performance.now() - t0) * 1000) / keys.length;
 }
 
+/** µs per op of each labelled call, the calls alternating key by key so they share the disk's
+ * moment-to-moment fsync latency. */
+async function alternating(
+  keys: readonly string[],
+  calls: Record<string, (k: string) => Promise<unknown>>,
+): Promise<Record<string, number>> {
+  const total: Record<string, number> = {};
+  for (const k of keys) {
+    for (const [label, call] of Object.entries(calls)) {
+      const t0 = performance.now();
+      await call(k);
+      total[label] = (total[label] ?? 0) + performance.now() - t0;
+    }
+  }
+  return Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length]));
+}
+
 const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 async function seedFiles(dir: string, keys: readonly string[]) {
@@ -176,8 +193,10 @@ async function capacitySection(place: Placer, backend: string, o: Opts): Promise
       try {
         await p.seed(keysOf("s", seeded));
         const keys = keysOf(`n${t}-`, batch);
-        const lib = await perOp(keys, (k) => p.store.create(k, DESCRIPTION, BODY));
-        const raw = await perOp(keys, (k) => p.rawCreate(k));
+        const { lib, raw } = await alternating(keys, {
+          lib: (k) => p.store.create(k, DESCRIPTION, BODY),
+          raw: (k) => p.rawCreate(k),
+        }) as { lib: number; raw: number };
         v[`create at ${label}`] = lib;
         v[`raw at ${label}`] = raw;
         v[`ratio at ${label}`] = lib / raw;
@@ -209,15 +228,15 @@ async function rbuSection(work: string, o: Opts): Promise<MicroRow | string> {
       for (const k of keys) await on.read(k, { scope });
       const sync = new DirSync(rawDir);
       const v: Record<string, number> = {};
-      v["update, readBeforeUpdate on"] = await perOp(
-        keys,
-        (k) => on.update(k, DESCRIPTION, "u".repeat(SIZE), { scope }),
+      const u = "u".repeat(SIZE);
+      Object.assign(
+        v,
+        await alternating(keys, {
+          "update, readBeforeUpdate on": (k) => on.update(k, DESCRIPTION, u, { scope }),
+          "update, option off": (k) => off.update(k, DESCRIPTION, u),
+          "raw update": (k) => rawUpdate(rawDir, sync, k, UPDATE_BYTES),
+        }),
       );
-      v["update, option off"] = await perOp(
-        keys,
-        (k) => off.update(k, DESCRIPTION, "u".repeat(SIZE)),
-      );
-      v["raw update"] = await perOp(keys, (k) => rawUpdate(rawDir, sync, k, UPDATE_BYTES));
       trials.push(v);
     } finally {
       for (const d of dirs) await Deno.remove(d, { recursive: true });
