@@ -144,5 +144,6 @@ export {
   JETSTREAM_MIN_VALUE_SIZE,
   type JetStreamDeps,
   type JetStreamStoreOptions,
+  type NatsConnectionLike,
   openJetStreamStore,
 } from "./backends/jetstream.ts";

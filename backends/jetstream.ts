@@ -74,10 +74,24 @@ export interface JetStreamStoreOptions {
   readonly timeout?: number | undefined;
 }
 
+/**
+ * The host's NATS connection, as `connect()` from `@nats-io/transport-node` returns it. Only the
+ * members the backend checks at open are named, so this package's public types do not pull in the
+ * NATS client's; any `NatsConnection` fits.
+ */
+export interface NatsConnectionLike {
+  /** Sends a request and resolves with the reply. */
+  request(...args: never[]): Promise<unknown>;
+  /** Subscribes to a subject. */
+  subscribe(...args: never[]): unknown;
+  /** `true` once the connection is closed. */
+  isClosed(): boolean;
+}
+
 /** What the jetstream backend takes from the host. */
 export interface JetStreamDeps {
   /** The host's NATS connection. Borrowed: never closed, drained or reconfigured. */
-  readonly nc: NatsConnection;
+  readonly nc: NatsConnectionLike;
   /** The run's identity, the default key prefix. */
   readonly identity?: string | undefined;
   /**
@@ -255,7 +269,7 @@ registerBackend(BACKEND, {
   options: JETSTREAM_OPTIONS,
   open: (options, deps) =>
     openJetStreamStore(options, {
-      nc: deps.nc as NatsConnection,
+      nc: deps.nc as unknown as NatsConnection,
       identity: deps.identity,
       onWarning: deps.onWarning as ((message: string) => void) | undefined,
     }),
