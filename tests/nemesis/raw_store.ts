@@ -78,11 +78,10 @@ export async function openRawStore(
       deadline(
         (async () => {
           try {
-            o?.scope?.record(
-              ns,
-              key,
-              await kv.create(k(key), serializeEntry(description, content)),
-            );
+            // Not inside `o?.scope?.record(...)`: without a scope, optional chaining would skip
+            // the write itself.
+            const revision = await kv.create(k(key), serializeEntry(description, content));
+            o?.scope?.record(ns, key, revision);
           } catch (e) {
             if (code(e) === WRONG_LAST_SEQUENCE) {
               throw new ExistsError(`Cannot create memory "${key}": it already exists`, { key });
@@ -104,7 +103,8 @@ export async function openRawStore(
           }
           try {
             const data = serializeEntry(description, content);
-            o?.scope?.record(ns, key, await kv.update(k(key), data, seen));
+            const revision = await kv.update(k(key), data, seen);
+            o?.scope?.record(ns, key, revision);
           } catch (e) {
             if (code(e) === WRONG_LAST_SEQUENCE) {
               throw new StaleError(`Cannot update memory "${key}": it changed`, { key });
