@@ -1,9 +1,11 @@
 // How the benchmark opens the library's jetstream store (flat keyspace, prefix "", defaults
 // otherwise: read-before-update on, 5 s call timeout, on the worker's connection), and whether
-// the file backend enforces the readBeforeUpdate option (older commits do not have it).
+// the file backend enforces the readBeforeUpdate option (older commits do not have it), and the
+// private nats-server a suite starts when it runs on its own.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
+import { startNatsServer } from "../tests/_nats_server.ts";
 
 /** Opens the library's jetstream store over a bucket. */
 export function openLibraryJetStream(bucket: string, nc: NatsConnection): Promise<Store> {
@@ -25,4 +27,23 @@ export async function rbuSupported(dir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Starts a private nats-server for a suite run on its own, stopped on SIGINT or SIGTERM too, so
+ * an interrupted run leaves no server behind.
+ */
+export async function privateNatsServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = await startNatsServer();
+  const onSignal = () => void server.stop().finally(() => Deno.exit(130));
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  return {
+    url: server.url,
+    stop() {
+      Deno.removeSignalListener("SIGINT", onSignal);
+      Deno.removeSignalListener("SIGTERM", onSignal);
+      return server.stop();
+    },
+  };
 }

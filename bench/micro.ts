@@ -13,11 +13,10 @@
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { openFileStore, openJetStreamStore, Scope, serializeEntry, type Store } from "../mod.ts";
-import { startNatsServer } from "../tests/_nats_server.ts";
 import { inflightLibrary, inflightRaw, type InflightResult, type OpenFile } from "./_inflight.ts";
 import { DirSync, rawCreate, rawUpdate } from "./_raw.ts";
 import { median } from "./_stats.ts";
-import { rbuSupported } from "./_library.ts";
+import { privateNatsServer, rbuSupported } from "./_library.ts";
 import type { TargetRow } from "./_results.ts";
 
 /** One measured row: medians over trials (µs per op, or ops/s) and the within-trial ratio. */
@@ -352,7 +351,7 @@ export async function runMicro(o: Opts, work: string): Promise<MicroResult> {
   const [inflight, note] = await inflightSection(work, o);
   rows.push(...inflight);
   if (note !== undefined) notes.push(note);
-  const server = o.servers === undefined ? await startNatsServer() : undefined;
+  const server = o.servers === undefined ? await privateNatsServer() : undefined;
   const nc = await connect({ servers: o.servers ?? [server!.url] });
   try {
     const js = jetStreamPlacer(nc);

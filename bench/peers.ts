@@ -12,7 +12,6 @@
 
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
-import { startNatsServer } from "../tests/_nats_server.ts";
 import {
   lockedRetries,
   LOST_UPDATE_ONLY,
@@ -22,7 +21,7 @@ import {
   type System,
   SYSTEMS,
 } from "./_peers.ts";
-import { rbuSupported } from "./_library.ts";
+import { privateNatsServer, rbuSupported } from "./_library.ts";
 import { readLines, WorkerProcess } from "./_pool.ts";
 
 /** ops/s of one operation of one system at one size and process count. */
@@ -156,7 +155,7 @@ interface Opts {
 /** Runs both tables. */
 export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
   const notes: string[] = [];
-  const server = o.servers === undefined ? await startNatsServer() : undefined;
+  const server = o.servers === undefined ? await privateNatsServer() : undefined;
   const servers = o.servers ?? [server!.url];
   const nc = await connect({ servers: [...servers] });
   const workers = Array.from({ length: 4 }, (_, i) => new WorkerProcess(i, SELF, ["--worker"]));
