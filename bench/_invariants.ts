@@ -3,7 +3,7 @@
 // read. A broken one fails the run.
 
 import type { WorkerPool } from "./_pool.ts";
-import type { Op, PhaseResult, SnapshotResult, TargetTraits } from "./_protocol.ts";
+import type { Op, PhaseResult, SnapshotResult } from "./_protocol.ts";
 
 /** The key every counter phase increments. */
 export const COUNTER_KEY = "counter";
@@ -22,7 +22,6 @@ export async function checkPhase(
   op: Op,
   results: readonly PhaseResult[],
   all: readonly string[],
-  traits: TargetTraits,
 ): Promise<void> {
   const fail = (message: string) => {
     ctx.violations.push(`${where}, ${op}: ${message}`);
@@ -35,32 +34,30 @@ export async function checkPhase(
   const n = results.length;
   if (op === "create" || op === "delete") {
     // Exactly one winner per key: the one create that linked / the one delete that saw it.
-    if (op === "delete" || traits.exclusiveCreate) {
-      const winners = new Map<string, number>();
-      for (const r of results) {
-        for (const key of r.won) winners.set(key, (winners.get(key) ?? 0) + 1);
-      }
-      const twice = [...winners].filter(([, count]) => count > 1).map(([key]) => key);
-      const none = all.filter((key) => !winners.has(key));
+    const winners = new Map<string, number>();
+    for (const r of results) {
+      for (const key of r.won) winners.set(key, (winners.get(key) ?? 0) + 1);
+    }
+    const twice = [...winners].filter(([, count]) => count > 1).map(([key]) => key);
+    const none = all.filter((key) => !winners.has(key));
+    check(
+      twice.length === 0,
+      () =>
+        `${twice.length} key(s) had more than one ${op} winner, e.g. "${twice[0]}" won ${
+          winners.get(twice[0] as string)
+        } times`,
+    );
+    check(
+      none.length === 0,
+      () => `${none.length} key(s) had no ${op} winner, e.g. "${none[0]}"`,
+    );
+    if (op === "create") {
+      const exists = results.reduce((s, r) => s + r.exists, 0);
+      const attempts = results.reduce((s, r) => s + r.latencies.length, 0);
       check(
-        twice.length === 0,
-        () =>
-          `${twice.length} key(s) had more than one ${op} winner, e.g. "${twice[0]}" won ${
-            winners.get(twice[0] as string)
-          } times`,
+        exists === attempts - all.length,
+        () => `${exists} creates reported "exists", expected ${attempts - all.length}`,
       );
-      check(
-        none.length === 0,
-        () => `${none.length} key(s) had no ${op} winner, e.g. "${none[0]}"`,
-      );
-      if (op === "create") {
-        const exists = results.reduce((s, r) => s + r.exists, 0);
-        const attempts = results.reduce((s, r) => s + r.latencies.length, 0);
-        check(
-          exists === attempts - all.length,
-          () => `${exists} creates reported "exists", expected ${attempts - all.length}`,
-        );
-      }
     }
     const snapshot = await pool.one<SnapshotResult>(0, { cmd: "snapshot", keys: [] });
     const expected = op === "create" ? [...all].sort() : [];

@@ -16,12 +16,8 @@ export interface TargetTraits {
   readonly backend: Backend;
   /** Whether this is the library (the others are baselines). */
   readonly library: boolean;
-  /** `false` when create cannot tell "created" from "replaced" (write-file-atomic). */
-  readonly exclusiveCreate: boolean;
   /** Whether it runs the read→update counter without losing increments (a revision check). */
   readonly counter: boolean;
-  /** Whether it measures reads and deletes (a write-only baseline does not). */
-  readonly readsAndDeletes: boolean;
 }
 
 /** Every target's traits. */
@@ -29,31 +25,22 @@ export const TRAITS: Readonly<Record<TargetName, TargetTraits>> = {
   "file": {
     backend: "file",
     library: true,
-    exclusiveCreate: true,
     counter: false,
-    readsAndDeletes: true,
   },
   "file-raw": {
     backend: "file",
     library: false,
-    exclusiveCreate: true,
     counter: false,
-    readsAndDeletes: true,
   },
-
   "jetstream": {
     backend: "jetstream",
     library: true,
-    exclusiveCreate: true,
     counter: true,
-    readsAndDeletes: true,
   },
   "jetstream-raw": {
     backend: "jetstream",
     library: false,
-    exclusiveCreate: true,
     counter: true,
-    readsAndDeletes: true,
   },
 };
 

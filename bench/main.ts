@@ -288,7 +288,6 @@ async function runOnce(ctx: Context, pool: WorkerPool, plan: RunPlan): Promise<R
     let created = false;
     for (const op of plan.ops) {
       if (op === "create") created = true;
-      if ((op === "read" || op === "delete") && !traits.readsAndDeletes) continue;
       if (op === "counter" && !traits.counter) continue;
       if (op !== "create" && op !== "counter" && !created) {
         // Without a create phase, the keys are seeded untimed.
@@ -305,7 +304,7 @@ async function runOnce(ctx: Context, pool: WorkerPool, plan: RunPlan): Promise<R
         seed: hashSeed(plan.trial, i, op, plan.section),
       }));
       phases.push(summarizePhase(op, results));
-      await checkPhase(ctx, pool, where, op, results, all, traits);
+      await checkPhase(ctx, pool, where, op, results, all);
     }
   } finally {
     await dropLocation(ctx, location);

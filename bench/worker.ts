@@ -167,16 +167,14 @@ async function warmUp(state: State, name: TargetName): Promise<void> {
   try {
     for (const key of keys) await target.create(key);
     for (let i = 0; i < warmupOps; i++) await target.update(cycle(i), c);
-    if (TRAITS[name].readsAndDeletes) {
-      for (let i = 0; i < warmupOps; i++) await target.read(cycle(i));
-      if (TRAITS[name].counter) {
-        const counter = `warm-${name}-${index}-counter`;
-        await target.seed([counter], "0", 0);
-        for (let i = 0; i < warmupOps; i++) await target.increment(counter, c);
-        await target.delete(counter);
-      }
-      for (const key of keys) await target.delete(key);
+    for (let i = 0; i < warmupOps; i++) await target.read(cycle(i));
+    if (TRAITS[name].counter) {
+      const counter = `warm-${name}-${index}-counter`;
+      await target.seed([counter], "0", 0);
+      for (let i = 0; i < warmupOps; i++) await target.increment(counter, c);
+      await target.delete(counter);
     }
+    for (const key of keys) await target.delete(key);
   } finally {
     await target.close();
     if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
