@@ -91,7 +91,8 @@ ${invariantsText(results)}
   floor. \`bench/reference.json\` also holds that commit's number measured before the change.
 - **Peers** (\`bench/peers.ts\`, \`bench/_peers.ts\`): the same workload for every system: create,
   read, update every key, list (repeated), delete every key, at 100 and 1,000 keys of 1 KiB, in 1
-  and in 4 processes (each takes every 4th key; all list); ops/s over the phase's wall time.
+  and in 4 processes (each takes every 4th key; all list); ops/s over the phase's wall time, the
+  median of up to 3 passes.
   "Kept after create" is what a listing saw after the create phase. Then 4 processes x 200
   read-modify-write increments of one key per system.
 

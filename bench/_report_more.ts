@@ -51,7 +51,9 @@ export function peersTables(results: Results): string {
       const at = peers.rows.filter((r) => r.n === n && r.processes === processes);
       if (at.length === 0) continue;
       out.push(
-        `### Peers: ${n} keys of 1 KiB, ${processes} process${processes > 1 ? "es" : ""} (ops/s)`,
+        `### Peers: ${n} keys of 1 KiB, ${processes} process${
+          processes > 1 ? "es" : ""
+        } (ops/s, median of ${at[0]!.trials ?? 1})`,
         "",
         table(
           ["system", ...OPS, "kept after create"],

@@ -23,6 +23,7 @@ import {
 } from "./_peers.ts";
 import { privateNatsServer, rbuSupported } from "./_library.ts";
 import { readLines, WorkerProcess } from "./_pool.ts";
+import { median } from "./_stats.ts";
 
 /** ops/s of one operation of one system at one size and process count. */
 export interface PeerRow {
@@ -35,6 +36,8 @@ export interface PeerRow {
   readonly kept?: number;
   /** Reads, updates or deletes that failed (of a key a lost create never wrote). */
   readonly failed: number;
+  /** Passes this row is the median of. */
+  readonly trials?: number;
 }
 
 /** One system's lost-update count. */
@@ -147,9 +150,31 @@ function progress(line: string): void {
 
 interface Opts {
   quick: boolean;
+  /** Passes of the peers workload; each figure is the median (lost updates run once). */
+  trials: number;
   servers: readonly string[] | undefined;
   sizes?: number[];
   systems?: System[];
+}
+
+// One row per system, size, process count and operation: the median ops/s over trials, the
+// fewest entries kept and the most failures any trial saw.
+function medians(samples: readonly PeerRow[]): PeerRow[] {
+  const groups = new Map<string, PeerRow[]>();
+  for (const r of samples) {
+    const k = `${r.system}|${r.n}|${r.processes}|${r.op}`;
+    groups.set(k, [...groups.get(k) ?? [], r]);
+  }
+  return [...groups.values()].map((g) => {
+    const kept = g.map((r) => r.kept).filter((k) => k !== undefined);
+    return {
+      ...g[0]!,
+      opsPerSec: median(g.map((r) => r.opsPerSec)),
+      failed: Math.max(...g.map((r) => r.failed)),
+      ...(kept.length > 0 ? { kept: Math.min(...kept) } : {}),
+      trials: g.length,
+    };
+  });
 }
 
 /** Runs both tables. */
@@ -160,11 +185,20 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
   const nc = await connect({ servers: [...servers] });
   const workers = Array.from({ length: 4 }, (_, i) => new WorkerProcess(i, SELF, ["--worker"]));
   let seq = 0;
-  const place = async (): Promise<Place> => {
+  // A fresh directory and bucket, removed when the `await using` scope ends.
+  const place = async (): Promise<Place & AsyncDisposable> => {
     const dir = await Deno.makeTempDir({ dir: work, prefix: "peer-" });
     const bucket = `agentmem_peers_${Date.now().toString(36)}_${seq++}`;
-    await new Kvm(nc).create(bucket, { history: 1 });
-    return { dir, bucket, servers };
+    const kv = await new Kvm(nc).create(bucket, { history: 1 });
+    return {
+      dir,
+      bucket,
+      servers,
+      async [Symbol.asyncDispose]() {
+        await kv.destroy().catch(() => {});
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      },
+    };
   };
   const probe = await Deno.makeTempDir({ dir: work });
   const rbu = await rbuSupported(probe);
@@ -175,22 +209,29 @@ export async function runPeers(o: Opts, work: string): Promise<PeersResult> {
   const rows: PeerRow[] = [];
   const lost: LostRow[] = [];
   try {
-    for (const n of o.sizes ?? (o.quick ? [20] : [100, 1000])) {
-      for (const processes of [1, 4]) {
-        for (const system of systems.filter((s) => !LOST_UPDATE_ONLY.includes(s))) {
-          // Untimed: module loading, JIT and first connections, once per system and worker.
-          if (!o.quick && n === (o.sizes ?? [100])[0]) {
-            await workload(workers.slice(0, processes), system, 16, await place(), o);
+    const samples: PeerRow[] = [];
+    for (let trial = 0; trial < o.trials; trial++) {
+      for (const n of o.sizes ?? (o.quick ? [20] : [100, 1000])) {
+        for (const processes of [1, 4]) {
+          for (const system of systems.filter((s) => !LOST_UPDATE_ONLY.includes(s))) {
+            const ws = workers.slice(0, processes);
+            // Untimed: module loading, JIT and first connections, once per system and worker.
+            if (!o.quick && trial === 0 && n === (o.sizes ?? [100])[0]) {
+              await using warm = await place();
+              await workload(ws, system, 16, warm, o);
+            }
+            progress(`peers: trial ${trial + 1}, ${system}, ${n} keys, ${processes} process(es)`);
+            await using p = await place();
+            samples.push(...await workload(ws, system, n, p, o));
           }
-          progress(`peers: ${system}, ${n} keys, ${processes} process(es)`);
-          rows.push(...await workload(workers.slice(0, processes), system, n, await place(), o));
         }
       }
     }
+    rows.push(...medians(samples));
     const increments = o.quick ? 20 : 200;
     for (const system of systems) {
       progress(`lost updates: ${system}`);
-      const p = await place();
+      await using p = await place();
       const [w0] = workers as [WorkerProcess];
       await send(w0, { cmd: "open", system, place: p });
       await send(w0, { cmd: "run", op: "seed", keys: ["counter"], reps: 1 });
@@ -252,7 +293,12 @@ if (import.meta.main) {
     try {
       const quick = Deno.args.includes("--quick");
       const servers = Deno.args.find((a) => a.startsWith("--servers="))?.slice(10).split(",");
-      console.log(JSON.stringify(await runPeers({ quick, servers }, work)));
+      const trials = Number(Deno.args.find((a) => a.startsWith("--trials="))?.slice(9) ?? 3);
+      console.log(
+        JSON.stringify(
+          await runPeers({ quick, servers, trials: quick ? 1 : Math.min(3, trials) }, work),
+        ),
+      );
     } finally {
       await Deno.remove(work, { recursive: true });
     }
