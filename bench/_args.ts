@@ -41,9 +41,11 @@ export interface Config {
 export const USAGE = `Usage: deno task bench [flags]
 
 Spawns worker processes (bench/worker.ts) that hammer one shared directory (file backend) and
-one shared bucket (jetstream backend), next to baselines run the same way, and reports ops/s,
-latency percentiles, conflicts, retries and the speed targets. Invariants are checked as it
-runs; a broken one makes the exit status non-zero.
+one shared bucket (jetstream backend), next to the floors (the fastest way to do the same job on
+Deno, bench/_raw.ts) run the same way; then the single-process measurements (bench/micro.ts) and
+the peers (bench/peers.ts). Reports ops/s, latency percentiles, conflicts, retries and the speed
+targets. Invariants are checked as it runs; a broken one makes the exit status non-zero. A full
+run takes about 5 minutes on 2 cores; --quick about 15 seconds.
 
   --processes N        worker processes for the main runs (default 4)
   --ops N              update/read/counter operations per process, split by --mix (default 1500)
