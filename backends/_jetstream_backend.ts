@@ -22,7 +22,13 @@ import {
   withAbort,
   withDeadline,
 } from "./_jetstream_errors.ts";
-import { count, headerDescription, type Keyspace, scan } from "./_jetstream_scan.ts";
+import {
+  count,
+  headerDescription,
+  type Keyspace,
+  type OldMarker,
+  scan,
+} from "./_jetstream_scan.ts";
 import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./_jetstream_wire.ts";
 import { publish, publishDelete, purgeMarker } from "./_jetstream_write.ts";
 import { isPermissionDenied } from "./_jetstream_bind.ts";
@@ -84,7 +90,8 @@ export class JetStreamBackend implements BackendOps {
 
   list(call: Call): Promise<Item[]> {
     return this.#run("list", undefined, call, async (d) => {
-      const { latest } = await scan(this.#ks, d);
+      const { latest, oldMarkers } = await scan(this.#ks, d);
+      await this.#purgeOld(oldMarkers, d);
       const items: Item[] = [];
       for (const [key, entry] of latest) {
         // Listed when its header parses, as the file backend lists from headers alone.
@@ -255,7 +262,7 @@ export class JetStreamBackend implements BackendOps {
         // A looked-at key was live just before its marker: one key fewer. A scope's revision is
         // trusted for the write, not for the bound.
         this.#capacity.wrote(before, marker, guess ? 0 : -1);
-        await this.#purgeMarker(subject, marker);
+        // The marker stays: purging it now is not durable across a server crash (see MARKERS).
         return true;
       }
     });
@@ -264,7 +271,11 @@ export class JetStreamBackend implements BackendOps {
   // Counts the keyspace. A bucket deleted and created again since the last count makes every
   // bound taken before worthless (its sequences belong to another stream), so they are dropped.
   async #count(d: Deadline): Promise<Bound> {
-    const counted = await count(this.#ks, d);
+    const counted = await count(this.#ks, d, {
+      bound: this.#capacity.current(),
+      created: this.#created,
+    });
+    await this.#purgeOld(counted.oldMarkers, d);
     if (counted.created !== this.#created) {
       this.#capacity.reset();
       this.#created = counted.created;
@@ -272,8 +283,17 @@ export class JetStreamBackend implements BackendOps {
     return counted;
   }
 
-  // Removes a delete marker, so churn leaves nothing to scan past. The delete already happened:
-  // a purge that fails leaves the marker, which every call treats as absent.
+  // Purges delete markers old enough to go (see MARKERS), a few at a time and within the call's
+  // deadline, so churn leaves nothing to scan past for long.
+  async #purgeOld(markers: readonly OldMarker[], d: Deadline): Promise<void> {
+    for (let i = 0; i < markers.length && this.#purge && !d.cancelled; i += 16) {
+      await Promise.all(markers.slice(i, i + 16).map((m) => this.#purgeMarker(m.subject, m.seq)));
+    }
+  }
+
+  // Removes a delete marker (and anything older under its subject; a write made after it has a
+  // higher sequence and stays). The delete already happened: a purge that fails leaves the
+  // marker, which every call treats as absent.
   async #purgeMarker(subject: string, marker: number): Promise<void> {
     if (!this.#purge) return;
     try {
@@ -282,7 +302,8 @@ export class JetStreamBackend implements BackendOps {
       // Refused for good (no permission, or the stream denies purges): fall back to markers,
       // and say so once. A timeout or a lost connection just leaves this one marker.
       const denied = isPermissionDenied(e);
-      if (denied || apiCode(e) !== undefined) {
+      // Purges run a few at once: the first refusal says so, the others are quiet.
+      if ((denied || apiCode(e) !== undefined) && this.#purge) {
         this.#purge = false;
         this.#c.warn(
           `${PREFIX} Memory bucket ${quote(this.#c.bucket)}: ${

@@ -11,8 +11,10 @@
  *   keyspace. A prefix is a legal key without a dot, so no prefix's keyspace holds another's.
  * - `create` is a publish that expects the key to hold nothing (or a delete marker); `update` and
  *   `delete` expect the revision they saw, so of several racing writers exactly one wins. A
- *   delete then purges its marker, so deleted keys leave nothing behind (with the purge
- *   permission; without it, markers stay, and the store says so through `onWarning` at open).
+ *   delete leaves a marker, which keeps the key deleted across a server crash (a purge right
+ *   after the delete does not); markers older than 30 minutes are purged by the next listing or
+ *   count that meets them, so churn never piles them up (with the purge permission; without it,
+ *   markers stay, and the store says so through `onWarning` at open).
  * - The capacity check is exact between creates that do not overlap in time, whatever the number
  *   of handles and processes (see `_jetstream_capacity.ts` for the argument).
  * - Read-before-update is enforced by default: `update` writes only at the revision this run's

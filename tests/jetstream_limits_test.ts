@@ -1,5 +1,5 @@
 // The jetstream backend's limits and invariants as users deploy it (issue 8): the 1,024-entry
-// cap across handles and under cut-short calls, deletes that leave no markers, scopes tied to the
+// cap across handles and under cut-short calls, deletes whose markers do not pile up, scopes tied to the
 // bucket instance, a deleted bucket named as such, and what list() shows of a damaged entry.
 
 import assert from "node:assert/strict";
@@ -20,6 +20,7 @@ import {
   UnavailableError,
 } from "../mod.ts";
 import { checkServerVersion } from "../backends/_jetstream_bind.ts";
+import { MARKERS } from "../backends/_jetstream_scan.ts";
 import { BUCKET, natsFixture } from "./_jetstream_fixture.ts";
 import { needsNats, startNatsServer } from "./_nats_server.ts";
 
@@ -63,6 +64,18 @@ async function subjects(nc: Parameters<typeof jetstreamManager>[0], prefix: stri
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(STREAM, { subjects_filter: `$KV.${BUCKET}.${prefix}.>` });
   return Object.keys(info.state.subjects ?? {}).length;
+}
+
+// Runs `fn` with delete markers purgeable as soon as a listing meets them (30 minutes by default).
+async function withMarkersPurgeable<T>(fn: () => Promise<T>): Promise<T> {
+  const before = MARKERS.purgeAfterMs;
+  // Negative: a marker stored in the same millisecond as the listing started counts as old too.
+  MARKERS.purgeAfterMs = -60_000;
+  try {
+    return await fn();
+  } finally {
+    MARKERS.purgeAfterMs = before;
+  }
 }
 
 function median(xs: number[]): number {
@@ -144,7 +157,7 @@ test("capacity: creates aborted a few ms in never leave a partial count behind",
 // ---------------------------------------------------------------------------------------------
 // Deleted keys
 
-test("delete: 3,000 create+delete cycles leave no markers, and list as fast as a prefix without deletes", async () => {
+test("delete: 3,000 create+delete cycles leave markers until they are old, then list as fast as a prefix without deletes", async () => {
   await using f = await natsFixture();
   const churned = await f.open({ prefix: "churned" });
   const clean = await f.open({ prefix: "clean" });
@@ -159,6 +172,15 @@ test("delete: 3,000 create+delete cycles leave no markers, and list as fast as a
       assert.equal(await churned.delete(`gone${i}`), true);
     }
   }));
+  // Each delete keeps its marker (a purge right after it would not survive a server crash).
+  assert.equal(await subjects(f.nc, "churned"), 20 + CYCLES);
+  assert.equal((await f.kv.get("churned.gone0"))?.operation, "DEL");
+  // Young markers are kept by a listing; old ones go, a bounded number per call.
+  assert.equal((await churned.list()).length, 20);
+  assert.equal(await subjects(f.nc, "churned"), 20 + CYCLES);
+  await withMarkersPurgeable(async () => {
+    for (let i = 0; i < 30 && (await subjects(f.nc, "churned")) > 20; i++) await churned.list();
+  });
   // Nothing of the deleted keys is left in the stream.
   assert.equal(await subjects(f.nc, "churned"), 20);
 
@@ -188,6 +210,10 @@ test("delete: 3,000 create+delete cycles leave no markers, and list as fast as a
 test("delete: a re-create racing a delete is never purged", async () => {
   await using f = await natsFixture();
   const [a, b] = [await f.open(), await f.open()];
+  await withMarkersPurgeable(() => recreateRace(a, b));
+});
+
+async function recreateRace(a: Store, b: Store): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const key = `k${i}`;
     await a.create(key, "first", "x");
@@ -197,12 +223,17 @@ test("delete: a re-create racing a delete is never purged", async () => {
     ]);
     assert.equal(deleted, true);
     // The key held a memory, so a create can only have landed after the delete's marker; the
-    // purge of that marker must leave it.
-    const read = await a.read(key).then((e) => e.description, (e) => e);
-    if (recreated) assert.equal(read, "second");
-    else assert.ok(read instanceof NotFoundError);
+    // purge of that marker (by a listing, racing the create too) must leave it.
+    const [, read] = await Promise.all([
+      a.list(),
+      a.read(key).then((e) => e.description, (e) => e),
+    ]);
+    const after = await a.read(key).then((e) => e.description, (e) => e);
+    if (recreated) assert.equal(after, "second");
+    else assert.ok(after instanceof NotFoundError);
+    if (recreated && read instanceof NotFoundError) assert.fail("a listing lost a re-create");
   }
-});
+}
 
 test("delete: a stale revision in the run's scope still deletes what is there, and a gone key is false", async () => {
   await using f = await natsFixture();
@@ -218,6 +249,8 @@ test("delete: a stale revision in the run's scope still deletes what is there, a
   await mine.create("j", "d", "c", { scope });
   await theirs.delete("j");
   assert.equal(await mine.delete("j", { scope }), false);
+  assert.equal(await subjects(f.nc, "run"), 2, "two markers");
+  await withMarkersPurgeable(() => mine.list());
   assert.equal(await subjects(f.nc, "run"), 0);
 });
 
@@ -261,6 +294,7 @@ accounts {
     });
     assert.equal(warnings.length, 1);
     assert.equal(await full.delete("k"), true);
+    await withMarkersPurgeable(() => full.list());
     assert.equal(await kv.get("run.k"), null);
   } finally {
     await admin.close();
@@ -303,6 +337,12 @@ test("delete: a purge refused after open falls back to markers and says so once"
     assert.equal(await store.delete(key), true);
     assert.equal((await f.kv.get(`run.${key}`))?.operation, "DEL");
   }
+  assert.equal(warnings.length, 0);
+  await withMarkersPurgeable(async () => {
+    await store.list();
+    await store.list();
+  });
+  for (const key of ["a", "b"]) assert.equal((await f.kv.get(`run.${key}`))?.operation, "DEL");
   assert.equal(warnings.length, 1);
   assert.match(warnings[0] as string, /refused to purge.*delete markers/);
 });
