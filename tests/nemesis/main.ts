@@ -105,7 +105,15 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
     };
     await Promise.all([forward(child.stdout), forward(child.stderr), child.status]);
     clearTimeout(limit);
-    const summary = JSON.parse(await Deno.readTextFile(`${dir}/summary.json`)) as RunSummary;
+    const text = await Deno.readTextFile(`${dir}/summary.json`).catch(() => undefined);
+    if (text === undefined) {
+      throw new Error(
+        `the run wrote no summary: it failed or was killed at its time bound (${
+          (o.durationMs + 300_000) / 1000
+        } s); check the kept history with tests/nemesis/check_history.ts`,
+      );
+    }
+    const summary = JSON.parse(text) as RunSummary;
     const v = summary.verdict;
     const counts = new Map<string, number>();
     for (const f of summary.faults) counts.set(f, (counts.get(f) ?? 0) + 1);
