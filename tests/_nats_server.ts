@@ -252,6 +252,44 @@ export interface NatsCluster extends AsyncDisposable {
 
 /** Starts an n-node JetStream cluster on loopback (default 3 nodes). */
 export async function startNatsCluster(size = 3, binary?: string): Promise<NatsCluster> {
+  // On a loaded machine a node now and then never joins the JetStream group, and every replicated
+  // stream is then refused ("no suitable peers for placement"): start such a cluster over.
+  for (let attempt = 1;; attempt++) {
+    const cluster = await startNodes(size, binary);
+    if (size === 1 || await placesReplicas(cluster, size)) return cluster;
+    await cluster.stop();
+    if (attempt >= 3) throw new Error(`a ${size}-node cluster never placed an R${size} stream`);
+  }
+}
+
+// Whether the cluster accepts a stream with `replicas` replicas within 30 s (the probe is removed).
+async function placesReplicas(cluster: NatsCluster, replicas: number): Promise<boolean> {
+  const nc = await natsConnect(cluster.urls);
+  try {
+    const { jetstreamManager } = await import("@nats-io/jetstream");
+    // The manager asks for the account first, which fails until JetStream has a meta leader.
+    await retryUntil(
+      async () => {
+        const jsm = await jetstreamManager(nc);
+        await jsm.streams.add({
+          name: "agentmem_probe",
+          subjects: ["agentmem.probe"],
+          num_replicas: replicas,
+        });
+        await jsm.streams.delete("agentmem_probe");
+      },
+      30_000,
+      250,
+    );
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await nc.close().catch(() => {});
+  }
+}
+
+async function startNodes(size: number, binary: string | undefined): Promise<NatsCluster> {
   // The ports are picked free but only taken when the servers start, so another process can take
   // one first; then the whole cluster starts again on new ports.
   let servers: NatsServer[] | undefined;
