@@ -40,14 +40,19 @@ fileTest(
   },
 );
 
+// A store with key "k" (content "v1") read into a scope, and the key's lock held by this process.
+async function heldKey(dir: string) {
+  const store = await openFileStore({ dir, readBeforeUpdate: true });
+  await store.create("k", "d", "v1");
+  const scope = new Scope();
+  await store.read("k", { scope });
+  return { store, scope, lock: await acquire(lockPath(dir, "k"), "k") };
+}
+
 fileTest(
   "readBeforeUpdate: a writer waits for a lock held by a live process, then checks",
   async (dir) => {
-    const store = await openFileStore({ dir, readBeforeUpdate: true });
-    await store.create("k", "d", "v1");
-    const scope = new Scope();
-    await store.read("k", { scope });
-    const lock = await acquire(lockPath(dir, "k"), "k");
+    const { store, scope, lock } = await heldKey(dir);
     let settled = false;
     const update = store.update("k", "d", "v2", { scope }).finally(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -62,11 +67,7 @@ fileTest(
 fileTest(
   "readBeforeUpdate: an aborted wait for the lock fails with UnavailableError and writes nothing",
   async (dir) => {
-    const store = await openFileStore({ dir, readBeforeUpdate: true });
-    await store.create("k", "d", "v1");
-    const scope = new Scope();
-    await store.read("k", { scope });
-    const lock = await acquire(lockPath(dir, "k"), "k");
+    const { store, scope, lock } = await heldKey(dir);
     try {
       const ac = new AbortController();
       const update = store.update("k", "d", "v2", { scope, signal: ac.signal });
