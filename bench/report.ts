@@ -53,8 +53,9 @@ if (import.meta.main) {
   // The summary is recomputed from the raw records, so a newer report shows its new columns.
   const more = saved.micro?.targets ?? [];
   const results: Results = { ...saved, summary: summarize(saved.runs, saved.lists, more) };
-  if (Deno.args[0] !== undefined) {
-    await Deno.copyFile(path, new URL("results.json", import.meta.url));
+  const savedTo = new URL("results.json", import.meta.url).pathname;
+  if (Deno.args[0] !== undefined && (await Deno.realPath(path)) !== savedTo) {
+    await Deno.copyFile(path, savedTo);
   }
   await writeBenchMd(results);
   console.error("Wrote BENCH.md");
