@@ -4,7 +4,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm, type KvOptions } from "@nats-io/kv";
 import { type JetStreamStoreOptions, openJetStreamStore, type Store } from "../mod.ts";
-import { natsConnect, type NatsServer, startNatsServer } from "./_nats_server.ts";
+import { natsConnect, type NatsServer, needsNats, startNatsServer } from "./_nats_server.ts";
 
 export const BUCKET = "memory";
 
@@ -61,4 +61,15 @@ export async function natsFixture(bucket: Partial<KvOptions> = {}): Promise<Nats
     await server.stop();
     throw e;
   }
+}
+
+/** Registers a jetstream test: named `[jetstream] ...`, skipped (loudly) without a nats-server. */
+export function jetstreamTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name: `[jetstream] ${name}`,
+    ...needsNats(),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn,
+  });
 }

@@ -7,21 +7,14 @@ import assert from "node:assert/strict";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Kvm } from "@nats-io/kv";
 import { openJetStreamStore, Scope, type Store, UnavailableError } from "../mod.ts";
-import { natsConnect, needsNats, startNatsServer } from "./_nats_server.ts";
+import { natsConnect, startNatsServer } from "./_nats_server.ts";
+import { jetstreamTest } from "./_jetstream_fixture.ts";
 import { lostWrites, TIMEOUT_MS, WriteLoad } from "./_jetstream_load.ts";
 
 const BUCKET = "memory";
 const BATCH = 100;
 
-function test(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name: `[jetstream] ${name}`,
-    ...needsNats(),
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn,
-  });
-}
+const test = jetstreamTest;
 
 async function openStore(nc: NatsConnection): Promise<Store> {
   return await openJetStreamStore({ bucket: BUCKET, prefix: "run", timeout: TIMEOUT_MS }, { nc });

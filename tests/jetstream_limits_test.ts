@@ -21,21 +21,13 @@ import {
 } from "../mod.ts";
 import { checkServerVersion } from "../backends/_jetstream_bind.ts";
 import { MARKERS } from "../backends/_jetstream_scan.ts";
-import { BUCKET, natsFixture } from "./_jetstream_fixture.ts";
-import { needsNats, startNatsServer } from "./_nats_server.ts";
+import { BUCKET, jetstreamTest, natsFixture } from "./_jetstream_fixture.ts";
+import { startNatsServer } from "./_nats_server.ts";
 
 const STREAM = `KV_${BUCKET}`;
 const ENCODER = new TextEncoder();
 
-function test(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name: `[jetstream] ${name}`,
-    ...needsNats(),
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn,
-  });
-}
+const test = jetstreamTest;
 
 // Plants `n` entries under `prefix` with raw puts, as other writers would have.
 async function plant(

@@ -3,8 +3,7 @@
 
 import assert from "node:assert/strict";
 import { CapacityError, MAX_ENTRIES } from "../mod.ts";
-import { needsNats } from "./_nats_server.ts";
-import { BUCKET, natsFixture } from "./_jetstream_fixture.ts";
+import { BUCKET, jetstreamTest, natsFixture } from "./_jetstream_fixture.ts";
 import { Worker } from "./_workers/jetstream_spawn.ts";
 import type { Job } from "./_workers/jetstream_worker.ts";
 
@@ -12,15 +11,7 @@ const PROCESSES = 4;
 const INCREMENTS = 50;
 const KEYS = 40;
 
-function test(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name: `[jetstream] ${name}`,
-    ...needsNats(),
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn,
-  });
-}
+const test = jetstreamTest;
 
 // Starts the workers, waits until each listens on the control subject, and returns them.
 async function startWorkers(
