@@ -12,12 +12,11 @@ import { parseEntry, serializeValid } from "../store/serialize.ts";
 import type { Entry, Item } from "../store/types.ts";
 import type { ValidWrite } from "../store/validate.ts";
 import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
-import { quote } from "../store/_text.ts";
+import { errorKind, quote } from "../store/_text.ts";
 import { DirSync } from "./_dir_sync.ts";
 import {
   close,
   createWith,
-  errorCode,
   kindOf,
   kindOfQuick,
   link,
@@ -169,7 +168,7 @@ export class FileBackend implements BackendOps {
       slot.linked();
     } catch (e) {
       slot?.released();
-      if (errorCode(e) === "EEXIST") {
+      if (errorKind(e) === "EEXIST") {
         throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
       }
       throw e;

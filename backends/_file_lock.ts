@@ -13,16 +13,8 @@
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../store/errors.ts";
-import { quote } from "../store/_text.ts";
-import {
-  close,
-  createWith,
-  errorCode,
-  fileMtime,
-  readSmallText,
-  remove,
-  removeQuietly,
-} from "./_fs.ts";
+import { errorKind, quote } from "../store/_text.ts";
+import { close, createWith, fileMtime, readSmallText, remove, removeQuietly } from "./_fs.ts";
 import { liveness, selfToken } from "./_process.ts";
 
 /** A lock whose holder's liveness cannot be known is broken after this long. */
@@ -63,7 +55,7 @@ export async function acquire(
       close(createWith(path, bytes, 0o600));
       return { path, content };
     } catch (e) {
-      if (errorCode(e) !== "EEXIST") throw e;
+      if (errorKind(e) !== "EEXIST") throw e;
     }
     const held = readSmallText(path);
     if (held !== undefined && isStale(path, held)) {

@@ -6,8 +6,8 @@
 import { CorruptError } from "../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
-import { quote } from "../store/_text.ts";
-import { close, errorCode, kindOf, openForRead, readAll } from "./_fs.ts";
+import { errorKind, quote } from "../store/_text.ts";
+import { close, kindOf, openForRead, readAll } from "./_fs.ts";
 
 // Most headers fit in the first read; a long description takes a second.
 const HEADER_PROBE_BYTES = 1024;
@@ -37,7 +37,7 @@ export function readCurrent(path: string, key: string): Uint8Array | undefined {
   try {
     fd = openForRead(path);
   } catch (e) {
-    if (NOT_A_MEMORY_FILE.has(errorCode(e))) return undefined;
+    if (NOT_A_MEMORY_FILE.has(errorKind(e))) return undefined;
     throw e;
   }
   let n: number;
@@ -67,7 +67,7 @@ export function readDescription(path: string, key: string): string | undefined {
   try {
     fd = openForRead(path);
   } catch (e) {
-    const code = errorCode(e);
+    const code = errorKind(e);
     if (NOT_A_MEMORY_FILE.has(code) || code === "EACCES" || code === "EPERM") return undefined;
     throw e;
   }
@@ -83,7 +83,7 @@ export function readDescription(path: string, key: string): string | undefined {
   } catch (e) {
     if (e instanceof CorruptError) return undefined;
     // A name that is not a regular file after all (swapped in after the directory was read).
-    if (errorCode(e) === "EISDIR" || errorCode(e) === "EAGAIN") return undefined;
+    if (errorKind(e) === "EISDIR" || errorKind(e) === "EAGAIN") return undefined;
     throw e;
   } finally {
     close(fd);

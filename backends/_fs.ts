@@ -10,6 +10,7 @@
 // take milliseconds and must not hold the event loop.
 
 import * as fs from "node:fs";
+import { errorKind } from "../store/_text.ts";
 
 const F = fs.constants;
 
@@ -40,15 +41,6 @@ const DENO: DenoFs | undefined = (() => {
     : undefined;
 })();
 
-/** The error code of a failed call (`"ENOENT"`, `"EEXIST"`, ...), or the error's name. */
-export function errorCode(e: unknown): string {
-  if (e instanceof Error) {
-    const code = (e as { code?: unknown }).code;
-    return typeof code === "string" ? code : e.name;
-  }
-  return typeof e;
-}
-
 /** What `path` is, without following a symlink. */
 export function kindOf(path: string): Kind {
   // Only a missing name is "nothing"; a path through something that is not a directory (the
@@ -61,7 +53,7 @@ export function kindOf(path: string): Kind {
     const st = fs.lstatSync(path);
     return st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
   } catch (e) {
-    if (errorCode(e) === "ENOENT") return null;
+    if (errorKind(e) === "ENOENT") return null;
     throw e;
   }
 }
@@ -162,7 +154,7 @@ export function remove(path: string): boolean {
     fs.unlinkSync(path);
     return true;
   } catch (e) {
-    if (errorCode(e) === "ENOENT") return false;
+    if (errorKind(e) === "ENOENT") return false;
     throw e;
   }
 }
@@ -190,7 +182,7 @@ export function readTextIfExists(path: string): string | null | undefined {
   try {
     return fs.readFileSync(path, "utf8");
   } catch (e) {
-    return errorCode(e) === "ENOENT" ? null : undefined;
+    return errorKind(e) === "ENOENT" ? null : undefined;
   }
 }
 

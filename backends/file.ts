@@ -19,6 +19,7 @@
  * @module
  */
 
+import { errorKind } from "../store/_text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
@@ -26,7 +27,7 @@ import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/_store.ts";
 import { FileBackend } from "./_file_backend.ts";
 import { sweepDir } from "./_file_sweep.ts";
-import { dirIdentity, errorCode, makeDir, realPath } from "./_fs.ts";
+import { dirIdentity, makeDir, realPath } from "./_fs.ts";
 
 /** Options of the file backend. */
 export interface FileStoreOptions {
@@ -145,7 +146,7 @@ registerBackend(BACKEND, {
 });
 
 function ioReason(e: unknown): string {
-  const code = errorCode(e);
+  const code = errorKind(e);
   if (code === "ENOENT") return "it does not exist";
   if (code === "ENOTDIR" || code === "EEXIST") return "it is not a directory";
   if (code === "EACCES" || code === "EPERM" || code === "NotCapable") return "permission denied";

@@ -6,7 +6,7 @@ import { Scope } from "./scope.ts";
 import type { CallOptions, Entry, Info, Item, Store } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
-import { quote } from "./_text.ts";
+import { errorKind, quote } from "./_text.ts";
 
 /** A call's options after checking: the signal and the scope (`null` when none was given). */
 export interface Call {
@@ -139,11 +139,8 @@ export function abortCheck(
  */
 function normalizeError(backend: string, op: Op, key: string | undefined, e: unknown): unknown {
   if (e instanceof MemoryError) return e;
-  const kind = e instanceof Error
-    ? ("code" in e && typeof e.code === "string" ? e.code : e.name)
-    : typeof e;
   return new UnavailableError(
-    `[memory:${backend}] Cannot ${what(op, key)}: the backend failed (${kind})`,
+    `[memory:${backend}] Cannot ${what(op, key)}: the backend failed (${errorKind(e)})`,
     { key, cause: e },
   );
 }

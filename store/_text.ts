@@ -15,6 +15,16 @@ export function utf8Length(s: string): number {
   return n;
 }
 
+/**
+ * What kind of failure `e` is, for a message: its error code (`ENOENT`) or class name
+ * (`TypeError`), never its text, which can hold host paths, addresses or secrets.
+ */
+export function errorKind(e: unknown): string {
+  if (!(e instanceof Error)) return typeof e;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === "string" ? code : e.name;
+}
+
 /** The number of Unicode code points in `s`. */
 export function runeCount(s: string): number {
   let n = 0;

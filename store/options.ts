@@ -6,7 +6,7 @@
  */
 
 import { ConfigError } from "./errors.ts";
-import { describeType, quote } from "./_text.ts";
+import { describeType, errorKind, quote } from "./_text.ts";
 
 /** The JSON types an option can take. */
 export type OptionType = "string" | "boolean" | "number";
@@ -79,7 +79,7 @@ export function decodeOptions<S extends OptionsSchema>(
     if (e instanceof ConfigError) throw e;
     // A getter that throws, a Proxy trap, a revoked Proxy: the block cannot be read.
     throw fail(
-      `reading the options failed (${e instanceof Error ? e.name : typeof e}); ${allowedText}`,
+      `reading the options failed (${errorKind(e)}); ${allowedText}`,
     );
   }
 }

@@ -8,7 +8,7 @@ import { ConfigError, MemoryError } from "./errors.ts";
 import { type DecodedOptions, decodeOptions, type OptionsSchema } from "./options.ts";
 import type { Store } from "./types.ts";
 import { instrument, readOnlyStore } from "./_store.ts";
-import { describeType, quote } from "./_text.ts";
+import { describeType, errorKind, quote } from "./_text.ts";
 
 /**
  * What a backend may need besides its options, supplied by the host: a store to use as is, a
@@ -115,7 +115,7 @@ function definitionProblem(definition: unknown): string | undefined {
     }
     return undefined;
   } catch (e) {
-    return `reading the definition failed (${e instanceof Error ? e.name : typeof e})`;
+    return `reading the definition failed (${errorKind(e)})`;
   }
 }
 
@@ -154,9 +154,6 @@ const CONFIG_FIELDS = ["backend", "options", "readOnly"];
 export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}): Promise<Store> {
   // The config may be a Proxy or carry getters: read it once, into plain values.
   config = readConfig(config);
-  if (config === null || typeof config !== "object" || Array.isArray(config)) {
-    throw new ConfigError(`Invalid memory config: expected an object, got ${describeType(config)}`);
-  }
   const extra = Object.keys(config).find((k) => !CONFIG_FIELDS.includes(k));
   if (extra !== undefined) {
     throw new ConfigError(
@@ -219,9 +216,7 @@ export async function openStore(config: StoreConfig = {}, deps: StoreDeps = {}):
     } catch (e) {
       if (e instanceof MemoryError) throw e;
       throw new ConfigError(
-        `Cannot open memory: backend ${quote(name)} failed to open a store (${
-          e instanceof Error ? e.name : typeof e
-        })`,
+        `Cannot open memory: backend ${quote(name)} failed to open a store (${errorKind(e)})`,
         { cause: e },
       );
     }
@@ -238,9 +233,7 @@ function injectedBackend(store: Store): string {
     backend = store.info().backend;
   } catch (e) {
     throw new ConfigError(
-      `Invalid memory dependencies: the injected store's info() failed (${
-        e instanceof Error ? e.name : typeof e
-      })`,
+      `Invalid memory dependencies: the injected store's info() failed (${errorKind(e)})`,
       { cause: e },
     );
   }
@@ -262,7 +255,7 @@ function readConfig(config: unknown): StoreConfig {
     return Object.fromEntries(Object.entries(config)) as StoreConfig;
   } catch (e) {
     throw new ConfigError(
-      `Invalid memory config: reading it failed (${e instanceof Error ? e.name : typeof e})`,
+      `Invalid memory config: reading it failed (${errorKind(e)})`,
       { cause: e },
     );
   }
