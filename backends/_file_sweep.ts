@@ -7,6 +7,7 @@
 import { breakIfStale } from "./_file_lock.ts";
 import { fileMtime, listNames, removeQuietly } from "./_fs.ts";
 import { liveness } from "./_process.ts";
+import { TEMP_SUFFIX } from "./_file_names.ts";
 
 /** A temp file whose writer's liveness is unknown is removed once it is this old. */
 export const STALE_TEMP_MS = 60 * 60 * 1000;
@@ -15,7 +16,7 @@ export const STALE_TEMP_MS = 60 * 60 * 1000;
 export function sweepName(root: string, name: string, isFile: boolean): void {
   if (!isFile || name.charCodeAt(0) !== 0x2e) return;
   try {
-    if (name.endsWith(".tmp")) sweepTemp(`${root}/${name}`, name);
+    if (name.endsWith(TEMP_SUFFIX)) sweepTemp(`${root}/${name}`, name);
     else if (name.endsWith(".lock")) void breakIfStale(`${root}/${name}`).catch(() => {});
   } catch {
     // Best effort: what cannot be removed now is tried again at the next sweep.

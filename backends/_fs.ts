@@ -81,11 +81,6 @@ export function openForRead(path: string): number {
   return fs.openSync(path, READ_FLAGS);
 }
 
-/** `true` when an open descriptor is a regular file. */
-export function isRegular(fd: number): boolean {
-  return fs.fstatSync(fd).isFile();
-}
-
 /**
  * Reads a regular file from `fd` into `buf`, from the file's offset `start`, until its end or the
  * end of `buf`; the number of bytes in `buf` after it. A read of a regular file returns less than
@@ -170,11 +165,7 @@ export function removeQuietly(path: string): void {
 
 /** The text of a small file, or `undefined` when it cannot be read for any reason. */
 export function readSmallText(path: string): string | undefined {
-  try {
-    return fs.readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
+  return readTextIfExists(path) ?? undefined;
 }
 
 /** The text of a small file; `null` when it does not exist, `undefined` when it cannot be read. */
@@ -195,13 +186,11 @@ export function readLinkOrUndefined(path: string): string | undefined {
   }
 }
 
-/** Creates `dir` and any missing parents; `true` when `dir` itself was created here. */
-export function makeDir(dir: string, mode: number): boolean {
-  const first = fs.mkdirSync(dir, { recursive: true, mode });
-  if (first === undefined) return false;
-  // The umask may have taken bits from the mode; the directory made here gets exactly `mode`.
-  fs.chmodSync(dir, mode);
-  return true;
+/** Creates `dir` and any missing parents; `dir` itself, when made here, gets exactly `mode`. */
+export function makeDir(dir: string, mode: number): void {
+  // The umask may have taken bits from the mode of a directory made here; one that already
+  // existed keeps the mode its operator gave it.
+  if (fs.mkdirSync(dir, { recursive: true, mode }) !== undefined) fs.chmodSync(dir, mode);
 }
 
 /** The canonical path of `path` (symlinks resolved). */
