@@ -1,8 +1,9 @@
-// What every adapter shares: checking the tool list, and a mutable copy of a tool's schema for an
-// SDK whose types expect mutable objects.
+// What every adapter shares: checking the tool list and the store, and a mutable copy of a tool's
+// schema for an SDK whose types expect mutable objects.
 
 import { ConfigError } from "../store/errors.ts";
 import { describeType, quote } from "../store/_text.ts";
+import type { Store } from "../store/types.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 
 /** Checks that `tools` is a list of tools with distinct names, as every tool API requires. */
@@ -35,4 +36,30 @@ export function checkTools(adapter: string, tools: readonly Tool[]): readonly To
 /** A deep, mutable copy of the tool's input schema. */
 export function schemaOf(tool: Tool): JsonSchemaObject {
   return structuredClone(tool.inputSchema) as JsonSchemaObject;
+}
+
+/**
+ * The backend name a store reports, for spans; a store whose `info()` throws or answers something
+ * else is a `ConfigError` saying so, with `action` ("make the memory tools", say) in front.
+ */
+export function storeBackend(store: Store, action: string): string {
+  let info;
+  try {
+    info = store.info();
+  } catch (e) {
+    throw new ConfigError(
+      `Cannot ${action}: the store's info() threw ${
+        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
+      }; a Store must answer info() with its backend name`,
+      { cause: e },
+    );
+  }
+  if (info === null || typeof info !== "object" || typeof info.backend !== "string") {
+    throw new ConfigError(
+      `Cannot ${action}: the store's info() must return { backend, location }, got ${
+        describeType(info)
+      }`,
+    );
+  }
+  return info.backend;
 }

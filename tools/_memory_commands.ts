@@ -1,11 +1,11 @@
 // The store side of Claude's memory tool: the directory view, the revision-checked edit loop,
 // and store failures in the words the SDK's filesystem tool uses.
 
-import { ConfigError, MemoryError } from "../store/errors.ts";
+import { MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions, Item, Store } from "../store/types.ts";
 import { withSpan } from "../store/_telemetry.ts";
-import { describeType, quote, utf8Length } from "../store/_text.ts";
+import { utf8Length } from "../store/_text.ts";
 import { frame, oneLine, quoteKey } from "./_frame.ts";
 import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
 
@@ -166,8 +166,8 @@ export async function viewRoot(
       ...await Promise.all(
         shown.slice(i, i + READ_BATCH).map((item) =>
           // Without the run's scope: seeing a size is not reading the file, and must not
-          // authorize an overwrite.
-          store.read(item.key, {}).then(
+          // authorize an overwrite. The caller's signal still applies.
+          store.read(item.key, call.signal ? { signal: call.signal } : {}).then(
             (e) => formatSize(utf8Length(e.content.toWellFormed())),
             () => "?",
           )
@@ -215,23 +215,3 @@ export function traced<C>(
 }
 
 /** The store's backend name, for spans; a store whose info() fails is a ConfigError. */
-export function backendOf(store: Store): string {
-  let info;
-  try {
-    info = store.info();
-  } catch (e) {
-    throw new ConfigError(
-      `Cannot make the memory tool handlers: the store's info() threw ${
-        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
-      }; a Store must answer info() with its backend name`,
-      { cause: e },
-    );
-  }
-  if (info === null || typeof info !== "object" || typeof info.backend !== "string") {
-    throw new ConfigError(
-      `Cannot make the memory tool handlers: the store's info() must return ` +
-        `{ backend, location }, got ${describeType(info)}`,
-    );
-  }
-  return info.backend;
-}

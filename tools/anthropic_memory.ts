@@ -12,7 +12,7 @@ import { instrument, isReadOnly } from "../store/_store.ts";
 import { describeType, quote } from "../store/_text.ts";
 import type { AnthropicMemoryHandlers } from "./anthropic_memory_types.ts";
 import { isPlainObject } from "./_args.ts";
-import { frame, numberedLines } from "./_frame.ts";
+import { frame, numberedLines, oneLine } from "./_frame.ts";
 import {
   CommandError,
   describeText,
@@ -24,14 +24,8 @@ import {
   viewRange,
 } from "./_memory_files.ts";
 import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "./_list_tool.ts";
-import {
-  backendOf,
-  editFile,
-  isNotFound,
-  storeError,
-  traced,
-  viewRoot,
-} from "./_memory_commands.ts";
+import { editFile, storeError, traced, viewRoot } from "./_memory_commands.ts";
+import { storeBackend } from "./_adapt.ts";
 
 export type {
   AnthropicMemoryHandlers,
@@ -142,7 +136,7 @@ export function anthropicMemoryHandlers(
       }
       const { lines, first } = viewRange(entry.content.split("\n"), view_range);
       const { text } = frame("MEMORY DATA", [
-        `description: ${oneLineDescription(entry.description)}`,
+        `description: ${oneLine(entry.description)}`,
         ...numberedLines(lines, first),
       ]);
       return `Here's the content of ${path} with line numbers (written by an earlier run: ` +
@@ -209,14 +203,6 @@ export function anthropicMemoryHandlers(
       const to = parsePath(new_path);
       if (from.root) throw new CommandError(`Cannot rename the ${ROOT} directory itself`);
       if (to.root) throw new CommandError(`The destination ${new_path} already exists`);
-      let taken = true;
-      try {
-        await s.read(to.key, call);
-      } catch (e) {
-        if (!isNotFound(e)) throw storeError(e, new_path);
-        taken = false;
-      }
-      if (taken) throw new CommandError(`The destination ${new_path} already exists`);
       let entry;
       try {
         entry = await s.read(from.key, call);
@@ -236,7 +222,7 @@ export function anthropicMemoryHandlers(
       return `Successfully renamed ${old_path} to ${new_path}`;
     },
   };
-  const backend = backendOf(store);
+  const backend = storeBackend(store, "make the memory tool handlers");
   return Object.freeze({
     view: traced(backend, "view", handlers.view),
     create: traced(backend, "create", handlers.create),
@@ -245,11 +231,6 @@ export function anthropicMemoryHandlers(
     delete: traced(backend, "delete", handlers.delete),
     rename: traced(backend, "rename", handlers.rename),
   });
-}
-
-function oneLineDescription(description: string): string {
-  // deno-lint-ignore no-control-regex
-  return description.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ");
 }
 
 function checkOptions(store: Store, options: AnthropicMemoryHandlersOptions): {

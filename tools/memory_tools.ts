@@ -11,6 +11,7 @@ import type { Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
 import { describeType, quote } from "../store/_text.ts";
 import type { Tool } from "./tool.ts";
+import { storeBackend } from "./_adapt.ts";
 import { isPlainObject } from "./_args.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";
 import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
@@ -145,7 +146,7 @@ function context(store: Store, options: MemoryToolsOptions): Context {
   }
   return {
     store: instrument(store),
-    backend: backendOf(store),
+    backend: storeBackend(store, "make the memory tools"),
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
     listMaxChars,
@@ -154,23 +155,3 @@ function context(store: Store, options: MemoryToolsOptions): Context {
 
 // The backend's name, for spans. A store whose info() throws or answers nonsense is refused
 // here, at construction, rather than on the model's first call.
-function backendOf(store: Store): string {
-  let info;
-  try {
-    info = store.info();
-  } catch (e) {
-    throw new ConfigError(
-      `Cannot make the memory tools: the store's info() threw ${
-        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
-      }; a Store must answer info() with its backend name`,
-      { cause: e },
-    );
-  }
-  if (info === null || typeof info !== "object" || typeof info.backend !== "string") {
-    throw new ConfigError(
-      `Cannot make the memory tools: the store's info() must return { backend, location }, ` +
-        `got ${describeType(info)}`,
-    );
-  }
-  return info.backend;
-}

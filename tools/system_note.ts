@@ -9,6 +9,7 @@ import type { Item, Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import { describeType, quote } from "../store/_text.ts";
+import { storeBackend } from "./_adapt.ts";
 import { isPlainObject } from "./_args.ts";
 import { frame, indexLine } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
@@ -63,17 +64,7 @@ export function memorySystemNote(
   options: SystemNoteOptions = {},
 ): Promise<string> {
   const { readOnly, maxChars } = checkOptions(store, options);
-  let backend: string;
-  try {
-    backend = String(store.info().backend);
-  } catch (e) {
-    throw new ConfigError(
-      `Cannot write the memory note: the store's info() threw ${
-        e instanceof Error ? `${e.name}: ${quote(e.message)}` : describeType(e)
-      }; a Store must answer info() with its backend name`,
-      { cause: e },
-    );
-  }
+  const backend = storeBackend(store, "write the memory note");
   return withSpan(
     "memory.system_note",
     { "memory.backend": backend, "memory.operation": "system_note" },
