@@ -13,6 +13,15 @@ import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
 
+// Every retry loop here gives up after this many attempts, so a peer that never settles (a key
+// gone missing, a lock never released) fails the run instead of spinning forever.
+const MAX_ATTEMPTS = 10_000;
+
+function bounded(attempt: number): number {
+  if (attempt + 1 >= MAX_ATTEMPTS) throw new Error(`gave up after ${MAX_ATTEMPTS} attempts`);
+  return attempt + 1;
+}
+
 /** One system. */
 export type System = typeof SYSTEMS[number];
 /** Every system the peers table and the lost-update table can run. */
@@ -97,7 +106,7 @@ async function agentmem(opening: Promise<Store>, checked: boolean, close = () =>
     list: async () => (await store.list()).length,
     delete: async (key) => void await store.delete(key, opts),
     async increment(key) {
-      for (let conflicts = 0;; conflicts++) {
+      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
         const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
         try {
           await store.update(key, "counter", `count: ${n + 1};`, opts);
@@ -122,7 +131,7 @@ async function agentmemJetStream(place: Place): Promise<Peer> {
 // call is retried on it (counted in `lockedRetries`), as a user would have to.
 export let lockedRetries = 0;
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
-  for (;;) {
+  for (let tries = 0;; tries = bounded(tries)) {
     try {
       // Awaited inside the try: a synchronous throw and a rejection are both caught.
       return await fn();
@@ -168,7 +177,7 @@ async function denoKv(path: string): Promise<Peer> {
     },
     delete: (key) => unlocked(() => kv.delete(["m", key])),
     async increment(key) {
-      for (let conflicts = 0;; conflicts++) {
+      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
         const e = await get(key);
         const n = Number(COUNT.exec(e.value.body)?.[1]);
         if (await put(key, e.versionstamp, { ...e.value, body: `count: ${n + 1};` })) {
@@ -221,7 +230,7 @@ async function sqlite(path: string): Promise<Peer> {
     list: () => Promise.resolve(lst.all().length),
     delete: (key) => Promise.resolve(void del.run(key)),
     increment(key) {
-      for (let conflicts = 0;; conflicts++) {
+      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
         const row = get(key);
         const n = Number(COUNT.exec(row.body)?.[1]);
         if (upd.run(`count: ${n + 1};`, key, row.version).changes === 1) {
@@ -260,7 +269,7 @@ async function anthropicTool(dir: string): Promise<Peer> {
       (await tool.view({ command: "view", path: "/memories" })).split("\n").length - 2,
     delete: async (key) => void await tool.delete({ command: "delete", path: path(key) }),
     async increment(key) {
-      for (let conflicts = 0;; conflicts++) {
+      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
         const n = Number(COUNT.exec(await view(key))?.[1]);
         try {
           await replace(key, `count: ${n};`, `count: ${n + 1};`);
@@ -347,7 +356,7 @@ function unstorageFs(dir: string): Peer {
     delete: (key) => storage.removeItem(key),
     async increment(key) {
       // The driver writes files in place: a read can find one half-written. Read again.
-      for (let torn = 0;; torn++) {
+      for (let torn = 0;; torn = bounded(torn)) {
         const found = COUNT.exec(await read(key));
         if (found === null) continue;
         await storage.setItem(key, `count: ${Number(found[1]) + 1};`);

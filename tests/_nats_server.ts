@@ -204,8 +204,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   return server;
 }
 
-// Whether every thread of `pid` is stopped (state "T" in /proc; Linux only, else assumed).
-async function isStopped(pid: number): Promise<boolean> {
+/** Whether every thread of `pid` is stopped (state "T" in /proc; Linux only, else assumed). */
+export async function isStopped(pid: number): Promise<boolean> {
   try {
     for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
       const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/stat`);

@@ -90,9 +90,7 @@ Deno.test({
       assert.equal(lost.get("agentmem jetstream"), 0);
       assert.equal(lost.get("SQLite"), 0);
       assert.equal(lost.get("Deno KV"), 0);
-      if (lost.has("agentmem file, readBeforeUpdate")) {
-        assert.equal(lost.get("agentmem file, readBeforeUpdate"), 0);
-      }
+      assert.equal(lost.get("agentmem file, readBeforeUpdate"), 0);
 
       assert.match(run.stdout, /### Targets/);
       assert.match(run.stdout, /### Peers: /);

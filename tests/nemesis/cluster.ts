@@ -3,6 +3,7 @@
 // namespace, where the node addresses are reachable.
 
 import { inNamespace, nodeAddr } from "./netns.ts";
+import { isStopped } from "../_nats_server.ts";
 
 /** The client port every node listens on (at its own address). */
 export const CLIENT_PORT = 4222;
@@ -128,7 +129,7 @@ function makeNode(
       if (child === undefined || paused) return;
       child.kill("SIGSTOP");
       paused = true;
-      for (let i = 0; i < 200 && !(await stopped(child.pid)); i++) await sleep(10);
+      for (let i = 0; i < 200 && !(await isStopped(child.pid)); i++) await sleep(10);
     },
     resume: () => {
       if (child === undefined || !paused) return;
@@ -156,18 +157,4 @@ async function waitForClients(addr: string, child: Deno.ChildProcess): Promise<v
     }
   }
   throw new Error(`nats-server at ${addr} did not accept clients within 15 s`);
-}
-
-// Whether every thread of `pid` is stopped (state "T" in /proc).
-async function stopped(pid: number): Promise<boolean> {
-  try {
-    for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
-      const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/stat`);
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (state !== "T" && state !== "t") return false;
-    }
-    return true;
-  } catch {
-    return true;
-  }
 }
