@@ -61,10 +61,11 @@ export function sortedAudit(entries: AuditEntry[], ignored: string[]): StoreAudi
   };
 }
 
-// The library's messages read `Cannot parse memory "k": <problem>`; the audit names the key
-// itself, so it keeps only the problem. The quoted subject never holds `": `, as quote() escapes
-// every quote inside it.
-function afterSubject(message: string): string {
+/**
+ * The problem in a library message that reads `Cannot parse memory "k": <problem>`; the audit
+ * names the key itself. The quoted subject never holds `": `, as quote() escapes every quote.
+ */
+export function afterSubject(message: string): string {
   const at = message.indexOf('": ');
   return at < 0 ? message : message.slice(at + 3);
 }

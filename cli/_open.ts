@@ -133,7 +133,7 @@ async function openFile(
   o: OpenOptions,
 ): Promise<Opened> {
   const dir = options.dir;
-  const { auditFileDir, openFileReader } = await import("../backends/_file_audit.ts");
+  const { auditFileDir } = await import("../backends/_file_audit.ts");
   if (typeof dir === "string" && dir !== "" && (o.readOnly || !o.mayCreate)) {
     let st;
     try {
@@ -155,10 +155,8 @@ async function openFile(
       );
     }
   }
-  // Read-only: a reader that creates no directory and sweeps no temp file.
-  const store = o.readOnly && typeof dir === "string" && dir !== ""
-    ? openFileReader(dir)
-    : await openStore(config);
+  // Read-only (the config says so): the backend creates no directory and sweeps no temp file.
+  const store = await openStore(config);
   return {
     store,
     audit: () => Promise.resolve(auditFileDir(dir as string)),

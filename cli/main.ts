@@ -6,6 +6,7 @@
  */
 
 import { MemoryError } from "../mod.ts";
+import { errorKind } from "../store/_text.ts";
 import { checkOptionsFor, isCommand, parseArgs, UsageError } from "./_args.ts";
 import { bucketInit, bucketSettings } from "./_bucket.ts";
 import { check, exportDump } from "./_check.ts";
@@ -178,7 +179,10 @@ function report(e: unknown, json: boolean): number {
     ? ["input", e.message]
     : [
       "error",
-      `Unexpected failure: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`,
+      // The kind only: a raw error's text can hold host paths (node:fs puts them there).
+      `Unexpected failure (${
+        errorKind(e)
+      }); nothing more is shown, since its text can hold host paths`,
     ];
   if (json) errJson({ error: code, message });
   else err(message);
