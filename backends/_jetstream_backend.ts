@@ -149,15 +149,6 @@ export class JetStreamBackend implements BackendOps {
           if (!isWrongLastSequence(e)) throw e;
         }
       }
-      // Others write to the stream too: publish, then check the bound at the write's sequence.
-      const loose = tried ? undefined : this.#capacity.afterWrite();
-      if (loose !== undefined) {
-        const revision = await this.#publishChecked(subject, data, loose, w.key, d);
-        if (revision !== undefined) {
-          this.#record(call, d, w.key, revision);
-          return;
-        }
-      }
       // Refused: the key holds something, or others wrote since the bound. Look at the key
       // first, so a key that holds a memory costs no count.
       let latest: Latest | undefined;
@@ -275,41 +266,6 @@ export class JetStreamBackend implements BackendOps {
         return true;
       }
     });
-  }
-
-  // Creates without the expected stream sequence and checks the bound after (see "checks
-  // afterwards" in _jetstream_capacity.ts). `undefined` when the key holds something, for the
-  // caller's slower path to sort out.
-  async #publishChecked(
-    subject: string,
-    data: Uint8Array,
-    bound: Bound,
-    key: string,
-    d: Deadline,
-  ): Promise<number | undefined> {
-    let revision: number;
-    try {
-      revision = await publish(this.#c, subject, data, { revision: 0 }, d.left());
-    } catch (e) {
-      if (isWrongLastSequence(e)) return undefined;
-      throw e;
-    }
-    if (bound.live + (revision - 1 - bound.seq) < MAX_ENTRIES) {
-      this.#capacity.wrote(bound, revision, 1);
-      return revision;
-    }
-    // The bound no longer proves there was room: count, this write included.
-    const counted = await this.#count(d);
-    this.#capacity.offer(counted);
-    if (counted.live <= MAX_ENTRIES) return revision;
-    try {
-      await publishDelete(this.#c, subject, revision, d.left());
-    } catch (e) {
-      // Changed since (updated by another run): it is theirs now, and stays.
-      if (!isWrongLastSequence(e)) throw e;
-    }
-    checkCapacity(MAX_ENTRIES, key);
-    return revision;
   }
 
   // Counts the keyspace. A bucket deleted and created again since the last count makes every

@@ -15,12 +15,6 @@
 //   if the stream's last sequence is still S, so the bound held at the moment of the write, and
 //   U < MAX_ENTRIES made the create exact. If anything else was written since (another handle,
 //   process or prefix), the server refuses and the create counts afresh instead.
-// - When others write to the stream too, a create with a bound (U, S) publishes without the
-//   expected sequence and checks afterwards: its write got sequence N, so at most U + (N - 1 - S)
-//   keys were live just before it. Below MAX_ENTRIES, the create was within the limit: exact, at
-//   one round trip. Otherwise the create counts at once; over the limit, it takes its own write
-//   back (a revision-checked delete) and reports the store full. Creates that do not overlap in
-//   time still never pass MAX_ENTRIES.
 // - A count taken inside a create, after the call began, reflects every create acknowledged
 //   before: creates that do not overlap never pass MAX_ENTRIES, and overlapping ones overshoot by
 //   at most the creates in flight (those the count could not see).
@@ -52,15 +46,6 @@ export class CapacityBound {
   usable(): Bound | undefined {
     const b = this.#bound;
     return b !== undefined && !this.#contended && b.live < MAX_ENTRIES ? b : undefined;
-  }
-
-  /**
-   * The bound a create may check after its write, when others write to the stream too (see
-   * "checks afterwards" above); `undefined` when there is none or it allows no key.
-   */
-  afterWrite(): Bound | undefined {
-    const b = this.#bound;
-    return b !== undefined && this.#contended && b.live < MAX_ENTRIES ? b : undefined;
   }
 
   /** The current bound, whatever it allows; for moving it after a write. */

@@ -16,6 +16,9 @@ const SCAN_BATCH = 128;
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
 const MIN_CONSUMER_IDLE_MS = 30_000;
+// How long one pull waits for its messages before the scan asks the consumer what is left (the
+// least the NATS client allows); a cancelled deadline stops a pull sooner.
+const PULL_EXPIRES_MS = 1_000;
 // How long to wait before pulling again from a consumer that is not ready yet.
 const PULL_RETRY_MS = 50;
 // The status a pull gets when nothing serves the consumer yet.
@@ -91,7 +94,9 @@ export async function scan(
       try {
         const messages = await consumer.fetch({
           max_messages: Math.min(pending, SCAN_BATCH),
-          expires: Math.max(1_000, d.left()),
+          // Short: a pending count can be one too high while others write or take writes back,
+          // and a pull waiting for a message that never comes must not use up the deadline.
+          expires: PULL_EXPIRES_MS,
         });
         d.onCancel(() => messages.stop());
         for await (const m of messages) {
@@ -119,8 +124,9 @@ export async function scan(
         await new Promise((resolve) => setTimeout(resolve, Math.min(PULL_RETRY_MS, d.left())));
         continue;
       }
-      // A pull that expires empty means the messages counted at the start are gone.
-      if (received === 0) break;
+      // A pull that came back short: ask the consumer what is really left (nothing, when the
+      // messages counted were removed meanwhile).
+      if (received === 0 && !d.cancelled) pending = (await consumer.info()).num_pending;
     }
   } finally {
     // Best effort: a consumer whose delete is lost expires on the server by itself.

@@ -116,6 +116,20 @@ test("capacity: a handle whose prefix another writer fills in between never pass
   assert.equal((await store.list()).length, MAX_ENTRIES);
 });
 
+test("capacity: a bound from before the bucket was created again proves nothing after", async () => {
+  await using f = await natsFixture();
+  const [a, b] = [await f.open(), await f.open()];
+  for (let i = 0; i < 40; i++) await (i % 2 ? a : b).create(`k${i}`, "d", "c");
+  // The bucket goes and comes back full, with fewer messages than the old stream had.
+  await f.kv.destroy();
+  const kv = await new Kvm(f.nc).create(BUCKET, { history: 1 });
+  await plant(kv, "run", MAX_ENTRIES);
+  for (const store of [a, b]) {
+    assert.ok((await tryCreate(store, "one-more")) instanceof CapacityError);
+  }
+  assert.equal((await a.list()).length, MAX_ENTRIES);
+});
+
 test("capacity: a count cut short by a 15 ms timeout is never trusted", async () => {
   await using f = await natsFixture();
   await plant(f.kv, "run", MAX_ENTRIES);
