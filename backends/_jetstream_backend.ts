@@ -1,5 +1,5 @@
 // The jetstream backend's operations over a bound bucket: reads, revision-checked writes, deletes
-// that leave no marker, the exact capacity check, and every call's deadline.
+// whose markers are purged once old, the exact capacity check, and every call's deadline.
 
 import type { KV, KvEntry } from "@nats-io/kv";
 import { MAX_ENTRIES } from "../store/limits.ts";
@@ -45,9 +45,9 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly kv: KV;
   /** The stream's max message size (-1: unlimited). */
   readonly maxMsgSize: number;
-  /** Whether deletes may purge their marker (the connection holds the purge permission). */
+  /** Whether old delete markers may be purged (the connection holds the purge permission). */
   readonly purge: boolean;
-  /** Told once when a purge is refused after all and deletes fall back to markers. */
+  /** Told once when a purge is refused after all and old markers are kept from then on. */
   readonly warn: (message: string) => void;
   /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
   readonly instance: string;
@@ -312,7 +312,7 @@ export class JetStreamBackend implements BackendOps {
               : `the server refused to purge the bucket's stream (${
                 reason(e, this.#c.bucket, `${this.#c.timeout} ms`)
               })`
-          }, so deleted keys now leave delete markers, which slow listing as they accumulate`,
+          }, so delete markers are now kept for good, which slows listing as they accumulate`,
         );
       }
     }

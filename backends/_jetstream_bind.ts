@@ -196,8 +196,8 @@ function olderThan(version: string, minimum: string): boolean {
 }
 
 /**
- * Whether this connection may purge the bucket's stream: deleted keys are purged rather than
- * left as delete markers. Asks with a purge that can remove nothing (a subject no key can have,
+ * Whether this connection may purge the bucket's stream: old delete markers are purged rather
+ * than kept for good. Asks with a purge that can remove nothing (a subject no key can have,
  * below sequence 1). `false` only when the server refuses the permission; any other failure
  * counts as permitted, and a later refused purge falls back then.
  */

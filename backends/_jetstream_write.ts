@@ -1,5 +1,5 @@
 // The jetstream backend's writes: conditional publishes of entries and delete markers, and the
-// purge that keeps a deleted key from leaving a marker behind.
+// purge that removes a marker once it is old.
 
 import { headers } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";

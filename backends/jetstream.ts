@@ -98,7 +98,7 @@ export interface JetStreamDeps {
   readonly identity?: string | undefined;
   /**
    * Told about a setting that works but costs something, such as a NATS user that may not purge
-   * the bucket's stream (deleted keys then leave delete markers, which slow listing as they
+   * the bucket's stream (delete markers are then kept for good, and slow listing as they
    * accumulate). Default: `console.warn`.
    */
   readonly onWarning?: ((message: string) => void) | undefined;
@@ -220,11 +220,11 @@ export async function openJetStreamStore(
   const denied = si.config.deny_purge === true;
   if (denied) {
     warn(
-      `${PREFIX} Memory bucket "${bucket}": its stream denies purges (deny_purge), so deleted keys will leave delete markers, which slow listing as they accumulate; clear the stream's deny_purge setting to have deleted keys removed`,
+      `${PREFIX} Memory bucket "${bucket}": its stream denies purges (deny_purge), so delete markers will be kept for good, which slows listing as they accumulate; clear the stream's deny_purge setting to have old markers removed`,
     );
   } else if (!purge) {
     warn(
-      `${PREFIX} Memory bucket "${bucket}": this NATS user may not purge the bucket's stream, so deleted keys will leave delete markers, which slow listing as they accumulate; grant publish permission on $JS.API.STREAM.PURGE.${si.config.name}`,
+      `${PREFIX} Memory bucket "${bucket}": this NATS user may not purge the bucket's stream, so delete markers will be kept for good, which slows listing as they accumulate; grant publish permission on $JS.API.STREAM.PURGE.${si.config.name}`,
     );
   }
 
