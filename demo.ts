@@ -1,7 +1,7 @@
 /**
  * `deno task demo [dir] [--live]`: an agent loop in the Anthropic Messages tool-use shape, on the
  * file backend, driven offline by a scripted model (or, with `--live` and `ANTHROPIC_API_KEY`, by
- * a real one through `npm:@anthropic-ai/sdk`).
+ * a real one through the Messages API; the demo imports no SDK, so it fetches only the library).
  *
  * - Run 1 saves memories, meets an `exists` refusal and resolves it (read, then overwrite), and
  *   is suspended: the harness writes a terminal record and the run's scope snapshot to a JSONL
@@ -17,7 +17,6 @@
  * @module
  */
 
-import type Anthropic from "@anthropic-ai/sdk";
 import {
   latestScope,
   memorySystemNote,
@@ -31,17 +30,45 @@ import {
   type Tool,
 } from "./mod.ts";
 
+/** A text block of a Messages API turn. */
+export interface TextBlock {
+  readonly type: "text";
+  readonly text: string;
+}
+
+/** A tool call the model made. */
+export interface ToolUseBlock {
+  readonly type: "tool_use";
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** A tool's answer, sent back to the model. */
+export interface ToolResultBlock {
+  readonly type: "tool_result";
+  readonly tool_use_id: string;
+  readonly content: string;
+  readonly is_error: boolean;
+}
+
+/** One message of the conversation, in the Messages API's shape. */
+export interface Message {
+  readonly role: "user" | "assistant";
+  readonly content: string | ReadonlyArray<TextBlock | ToolUseBlock | ToolResultBlock>;
+}
+
 /** One assistant turn: what the Messages API returns, reduced to what the loop reads. */
 export interface AssistantTurn {
-  readonly content: Anthropic.Messages.ContentBlockParam[];
+  readonly content: Array<TextBlock | ToolUseBlock>;
   readonly stop_reason: "tool_use" | "end_turn";
 }
 
 /** What a model sees on each call: the Messages API request, reduced. */
 export interface ModelRequest {
   readonly system: string;
-  readonly tools: Anthropic.Messages.Tool[];
-  readonly messages: Anthropic.Messages.MessageParam[];
+  readonly tools: ReturnType<typeof toAnthropicTools>;
+  readonly messages: Message[];
 }
 
 /** A model: the scripted one, or the real API. */
@@ -155,7 +182,7 @@ interface RunOptions {
 async function agentRun(run: RunOptions): Promise<void> {
   const { print, tools } = run;
   const system = "You are a helpful travel assistant.\n\n" + await memorySystemNote(run.store);
-  const messages: Anthropic.Messages.MessageParam[] = [{ role: "user", content: run.user }];
+  const messages: Message[] = [{ role: "user", content: run.user }];
   print("");
   print(`=== ${run.title} `.padEnd(78, "="));
   print(`tools: ${tools.map((t) => t.name).join(", ")}`);
@@ -167,7 +194,7 @@ async function agentRun(run: RunOptions): Promise<void> {
     const reply = await run.model({ system, tools: toAnthropicTools(tools), messages });
     messages.push({ role: "assistant", content: reply.content });
     await run.journal.append({ type: "message", run: run.runId, role: "assistant", ...reply });
-    const results: Anthropic.Messages.ToolResultBlockParam[] = [];
+    const results: ToolResultBlock[] = [];
     for (const block of reply.content) {
       if (block.type === "text") print(`assistant: ${block.text}`);
       if (block.type !== "tool_use") continue;
@@ -207,19 +234,19 @@ function byName(tools: Tool[]): Record<string, Tool> {
 // The scripted model: canned turns that check what came back before going on, so the transcript
 // shows real tool results and the demo fails loudly if the tools stop answering as expected.
 
-type Step = (last: Anthropic.Messages.ToolResultBlockParam[]) => AssistantTurn;
+type Step = (last: ToolResultBlock[]) => AssistantTurn;
 
 let nextId = 0;
 
-function use(name: string, input: Record<string, unknown>): Anthropic.Messages.ToolUseBlockParam {
+function use(name: string, input: Record<string, unknown>): ToolUseBlock {
   return { type: "tool_use", id: `toolu_demo_${++nextId}`, name, input };
 }
 
-function say(text: string): Anthropic.Messages.TextBlockParam {
+function say(text: string): TextBlock {
   return { type: "text", text };
 }
 
-function tools(...blocks: Anthropic.Messages.ContentBlockParam[]): AssistantTurn {
+function tools(...blocks: Array<TextBlock | ToolUseBlock>): AssistantTurn {
   return { content: blocks, stop_reason: "tool_use" };
 }
 
@@ -228,7 +255,7 @@ function done(text: string): AssistantTurn {
 }
 
 function expect(
-  last: Anthropic.Messages.ToolResultBlockParam[],
+  last: ToolResultBlock[],
   isError: boolean,
   pattern: RegExp,
 ): void {
@@ -365,25 +392,32 @@ function scriptedModels(): { run1: Model; run2: Model; readOnly: Model } {
 // ---------------------------------------------------------------------------------------------
 // The real model, when asked for with --live.
 
-async function liveModels(): Promise<{ run1: Model; run2: Model; readOnly: Model }> {
+function liveModels(): { run1: Model; run2: Model; readOnly: Model } {
   const apiKey = Deno.env.get("ANTHROPIC_API_KEY");
   if (!apiKey) throw new Error("--live needs ANTHROPIC_API_KEY in the environment");
-  const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
-  const client = new AnthropicClient({ apiKey });
   const model = Deno.env.get("ANTHROPIC_MODEL") ?? "claude-sonnet-4-6";
   const live: Model = async ({ system, tools, messages }) => {
-    const reply = await client.messages.create({
-      model,
-      max_tokens: 1024,
-      system,
-      tools,
-      messages,
+    const response = await fetch("https://api.anthropic.com/v1/messages", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": apiKey,
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({ model, max_tokens: 1024, system, tools, messages }),
     });
-    const content = reply.content.flatMap((b): Anthropic.Messages.ContentBlockParam[] =>
+    if (!response.ok) {
+      throw new Error(`the Messages API answered ${response.status}: ${await response.text()}`);
+    }
+    const reply = await response.json() as {
+      content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
+      stop_reason: string;
+    };
+    const content = reply.content.flatMap((b): Array<TextBlock | ToolUseBlock> =>
       b.type === "text"
-        ? [{ type: "text", text: b.text }]
+        ? [{ type: "text", text: b.text ?? "" }]
         : b.type === "tool_use"
-        ? [{ type: "tool_use", id: b.id, name: b.name, input: b.input }]
+        ? [{ type: "tool_use", id: b.id ?? "", name: b.name ?? "", input: b.input }]
         : []
     );
     return { content, stop_reason: reply.stop_reason === "tool_use" ? "tool_use" : "end_turn" };
@@ -445,7 +479,7 @@ if (import.meta.main) {
   try {
     await runDemo({
       dir: args[0] ?? "./.agentmem",
-      ...(live ? { models: await liveModels() } : {}),
+      ...(live ? { models: liveModels() } : {}),
     });
   } catch (e) {
     console.error(`demo failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -9,6 +9,16 @@
 # The cluster tests and `deno task nemesis` read $NATS_SERVER_210; the single-server tests keep
 # using the system's nats-server.
 
+# The Debian archive this machine's apt already uses (a machine may only reach its own mirror):
+# the URI of the source that serves the release's main component, else deb.debian.org.
+nats210_mirror() {
+  local codename uri
+  codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(IDENTIFIER)' 2>/dev/null |
+    awk -v c="$codename" '$2 == c && $3 == "main" && $4 == "Packages" { print $1; exit }')
+  echo "${uri:-http://deb.debian.org/debian/}"
+}
+
 nats210_fetch() {
   local version=2.10.27 debver=2.10.27-1+b2
   local cache="${AGENTMEM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentmem}/nats-$version"
@@ -21,7 +31,10 @@ nats210_fetch() {
   mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$cache/deb" || return 1
   local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
   [ -f "$keyring" ] || { echo "nats-2.10: $keyring is missing (apt-get install debian-archive-keyring)" >&2; return 1; }
-  printf 'deb [signed-by=%s] http://deb.debian.org/debian trixie main\n' "$keyring" >"$apt/sources.list"
+  local mirror
+  mirror=$(nats210_mirror)
+  echo "nats-2.10: Debian mirror $mirror (from this machine's apt sources)" >&2
+  printf 'deb [signed-by=%s] %s trixie main\n' "$keyring" "$mirror" >"$apt/sources.list"
   local -a opts=(
     -o "Dir::Etc::sourcelist=$apt/sources.list"
     -o "Dir::Etc::sourceparts=-"

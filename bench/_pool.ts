@@ -3,9 +3,9 @@
 // workers run a phase concurrently.
 
 import type { Command, InitCommand, Reply } from "./_protocol.ts";
+import { denoEnv, denoRunArgs } from "../tests/_lib/deno_child.ts";
 
 const WORKER = new URL("./worker.ts", import.meta.url);
-const CONFIG = new URL("../deno.json", import.meta.url);
 const ENCODER = new TextEncoder();
 
 /** One worker process: bench/worker.ts, or another script speaking the same line protocol. */
@@ -21,9 +21,8 @@ export class WorkerProcess {
     this.index = index;
     const child = new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
+        ...denoRunArgs(),
         "--quiet",
-        `--config=${CONFIG.pathname}`,
         // All: reading /proc/self/io (the bytes a listing read) needs it.
         "--allow-all",
         // Deno KV, a peer in bench/peers.ts, is an unstable API.
@@ -34,6 +33,7 @@ export class WorkerProcess {
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
+      env: denoEnv(),
     }).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();

@@ -32,6 +32,8 @@ import { percentile } from "./_stats.ts";
 import { checkPhase, COUNTER_KEY } from "./_invariants.ts";
 import type { MicroResult } from "./micro.ts";
 import type { PeersResult } from "./peers.ts";
+import { denoEnv, denoRunArgs } from "../tests/_lib/deno_child.ts";
+import { requireTools } from "../tests/_lib/needs.ts";
 
 const TARGETS: Record<Backend, TargetName[]> = {
   file: ["file", "file-raw"],
@@ -101,6 +103,7 @@ async function main(): Promise<number> {
     let servers: readonly string[] = [];
     if (usesJetStream) {
       if (config.servers === undefined) {
+        requireTools("bench (or pass --servers, or --backend file)", "nats-server");
         progress("starting a private nats-server");
         server = await startNatsServer();
         servers = [server.url];
@@ -234,7 +237,7 @@ async function runMain(ctx: Context): Promise<void> {
 async function child<T>(ctx: Context, script: string, what: string): Promise<T | undefined> {
   progress(what);
   const args = [
-    "run",
+    ...denoRunArgs(),
     "--quiet",
     "--unstable-kv",
     "--allow-all",
@@ -243,7 +246,12 @@ async function child<T>(ctx: Context, script: string, what: string): Promise<T |
   if (ctx.config.quick) args.push("--quick");
   else args.push(`--trials=${ctx.config.trials}`);
   if (ctx.servers.length > 0) args.push(`--servers=${ctx.servers.join(",")}`);
-  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" })
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    env: denoEnv(),
+    stdout: "piped",
+    stderr: "inherit",
+  })
     .output();
   if (out.success) return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
   // The rest of the run is still worth writing out; the exit status says it failed.

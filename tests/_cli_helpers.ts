@@ -2,6 +2,7 @@
 // exact bytes of stdout and stderr.
 
 import { MAX_CONTENT_BYTES } from "../mod.ts";
+import { denoEnv, denoRunArgs, ROOT_CONFIG } from "./_lib/deno_child.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const DECODER = new TextDecoder();
@@ -25,17 +26,16 @@ export interface CliRun {
 /** Runs `cli.ts args...` in `cwd`. */
 export async function cli(cwd: string, args: string[], run: CliRun = {}): Promise<CliResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--no-lock", CLI, ...args],
+    args: [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI, ...args],
     cwd,
     stdin: run.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
     clearEnv: true,
     env: {
-      NO_COLOR: "1",
+      ...denoEnv(),
       PATH: Deno.env.get("PATH") ?? "",
       HOME: Deno.env.get("HOME") ?? "",
-      ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR") as string } : {}),
       ...run.env,
     },
   }).spawn();

@@ -2,55 +2,26 @@
 // temp storage directory, stopped by process id. Never a shared server.
 
 import type { NatsConnection } from "@nats-io/nats-core";
+import { natsServerBinary } from "./_lib/binaries.ts";
+import { needs } from "./_lib/needs.ts";
 
-const CANDIDATES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
-const INSTALL_HINT = "install it with: apt-get update && apt-get install -y nats-server";
-
-/**
- * The nats-server binary: `$NATS_SERVER` when set (and only then), else a Debian location or
- * `nats-server` on PATH; `undefined` when there is none.
- */
-export function natsServerBinary(): string | undefined {
-  const fromEnv = Deno.env.get("NATS_SERVER");
-  for (const path of fromEnv ? [fromEnv] : CANDIDATES) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch {
-      // not here
-    }
-  }
-  if (fromEnv) return undefined;
-  try {
-    const out = new Deno.Command("sh", { args: ["-c", "command -v nats-server"], stdout: "piped" })
-      .outputSync();
-    const path = new TextDecoder().decode(out.stdout).trim();
-    return out.success && path ? path : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-let warned = false;
+export { natsServerBinary };
 
 /**
  * `Deno.test` options for a test that needs nats-server. Without the binary: under `CI=true` the
  * test runs and fails (never a skip); elsewhere it is skipped with a loud warning.
  */
 export function needsNats(): { ignore: boolean } {
-  if (natsServerBinary() !== undefined || Deno.env.get("CI") === "true") return { ignore: false };
-  if (!warned) {
-    warned = true;
-    console.error(
-      `\n%c!!! nats-server not found: SKIPPING the jetstream tests. ${INSTALL_HINT} !!!\n`,
-      "color: red; font-weight: bold",
-    );
-  }
-  return { ignore: true };
+  return needs("the jetstream tests", "nats-server");
 }
 
 function requireBinary(): string {
   const bin = natsServerBinary();
-  if (bin === undefined) throw new Error(`nats-server is not installed; ${INSTALL_HINT}`);
+  if (bin === undefined) {
+    throw new Error(
+      "nats-server is not installed; install it with: apt-get install -y nats-server",
+    );
+  }
   return bin;
 }
 

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import type { Results } from "../bench/_results.ts";
 import { needsNats } from "./_nats_server.ts";
+import { denoEnv, denoRunArgs } from "./_lib/deno_child.ts";
 
 const MAIN = new URL("../bench/main.ts", import.meta.url).pathname;
 
@@ -12,8 +13,8 @@ async function bench(
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
-    env,
+    args: [...denoRunArgs(), "--allow-all", MAIN, ...args],
+    env: { ...denoEnv(), ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -16,6 +16,7 @@ import {
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
 import { fileTest } from "./_file_fixture.ts";
 import { CapacityCheck } from "../backends/_file_count.ts";
+import { denoEnv, TEST_CONFIG } from "./_lib/deno_child.ts";
 
 function entries(dir: string): string[] {
   return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".md")).sort();
@@ -141,7 +142,8 @@ fileTest(
     await Deno.mkdir(`${root}/operator`, { mode: 0o755 });
     await Deno.chmod(`${root}/operator`, 0o755);
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--config", new URL("../deno.json", import.meta.url).pathname, script],
+      args: ["eval", "--config", TEST_CONFIG, "--cached-only", script],
+      env: denoEnv(),
       stderr: "piped",
     }).output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));

@@ -9,22 +9,14 @@ import { CapacityError, MAX_ENTRIES, openJetStreamStore, Scope, type Store } fro
 import { MARKERS } from "../backends/_jetstream_scan.ts";
 import { natsConnect, retryUntil, startNatsCluster } from "./_nats_server.ts";
 import { serverBinary } from "./nemesis/servers.ts";
+import { needs } from "./_lib/needs.ts";
 
 const BUCKET = "memory";
 const BIN = serverBinary("2.10.27");
-const CI = Deno.env.get("CI") === "true";
-
-if (BIN === undefined && !CI) {
-  console.error(
-    "\n%c!!! nats-server 2.10.27 not found: SKIPPING the R3 capacity test (run .ci/nats-2.10.sh) !!!\n",
-    "color: red; font-weight: bold",
-  );
-}
-
 Deno.test({
   name:
     "[jetstream 2.10.27 cluster] R3 bucket: stores on two nodes creating in turn never pass the limit, and old delete markers are purged",
-  ignore: BIN === undefined && !CI,
+  ...needs("the R3 capacity test", "nats-server 2.10.27"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {

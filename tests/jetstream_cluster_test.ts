@@ -12,6 +12,7 @@ import { ConfigError, openJetStreamStore, Scope, StaleError, type Store } from "
 import { type NatsCluster, natsConnect, retryUntil, startNatsCluster } from "./_nats_server.ts";
 import { lostWrites, TIMEOUT_MS, WriteLoad } from "./_jetstream_load.ts";
 import { serverBinary } from "./nemesis/servers.ts";
+import { needs, type Tool } from "./_lib/needs.ts";
 
 const BUCKET = "memory";
 const STREAM = `KV_${BUCKET}`;
@@ -19,23 +20,13 @@ const BATCH = 100;
 const TRIALS = 40;
 // The 2.9.10 race wins in about a quarter of raw trials here; 100 make a miss vanishingly rare.
 const RAW_TRIALS = 100;
-const CI = Deno.env.get("CI") === "true";
-
-const warned = new Set<string>();
 
 // A test on a cluster of `version`. Without the binary: a loud skip, or under CI=true a failure.
 function test(version: string, name: string, fn: (bin: string) => Promise<void>): void {
   const bin = serverBinary(version);
-  if (bin === undefined && !CI && !warned.has(version)) {
-    warned.add(version);
-    console.error(
-      `\n%c!!! nats-server ${version} not found: SKIPPING its cluster tests (2.10.27: run .ci/nats-2.10.sh; 2.9.10: apt-get install nats-server) !!!\n`,
-      "color: red; font-weight: bold",
-    );
-  }
   Deno.test({
     name: `[jetstream ${version} cluster] ${name}`,
-    ignore: bin === undefined && !CI,
+    ...needs(`the cluster tests on ${version}`, `nats-server ${version}` as Tool),
     sanitizeOps: false,
     sanitizeResources: false,
     fn: async () => {

@@ -8,24 +8,19 @@
 import assert from "node:assert/strict";
 import { Kvm } from "@nats-io/kv";
 import { NotFoundError, openJetStreamStore } from "../mod.ts";
-import { natsConnect, needsNats, startNatsServer } from "./_nats_server.ts";
+import { natsConnect, startNatsServer } from "./_nats_server.ts";
+import { needs, type Tool } from "./_lib/needs.ts";
 import { serverBinary } from "./nemesis/servers.ts";
 
 const TRIALS = 10;
-const CI = Deno.env.get("CI") === "true";
 
 for (const version of ["2.9.10", "2.10.27"]) {
   const bin = serverBinary(version);
-  if (bin === undefined && !CI) {
-    console.error(
-      `\n%c!!! nats-server ${version} not found: SKIPPING its delete-after-crash test !!!\n`,
-      "color: red; font-weight: bold",
-    );
-  }
+  const tool = `nats-server ${version}` as Tool;
   Deno.test({
     name:
       `[jetstream ${version}] an acknowledged delete stays deleted when the server is SIGKILLed and restarted (nemesis seed 2910)`,
-    ignore: needsNats().ignore || (bin === undefined && !CI),
+    ...needs(`the delete-after-crash test on ${version}`, tool),
     sanitizeOps: false,
     sanitizeResources: false,
     fn: async () => {

@@ -8,36 +8,23 @@ import assert from "node:assert/strict";
 import { check, summaryLine } from "./nemesis/checker.ts";
 import type { HistoryRecord, OpRecord } from "./nemesis/history.ts";
 import { FAULTS } from "./nemesis/nemesis.ts";
-import { canUseNamespaces } from "./nemesis/netns.ts";
 import { runNemesisCluster } from "./nemesis/main.ts";
 import { serverBinary } from "./nemesis/servers.ts";
+import { assertTools, needs, type Tool } from "./_lib/needs.ts";
 
 const SEED = 14;
-const CI = Deno.env.get("CI") === "true";
-
-// Root (for network namespaces) and nats-server 2.10.27 are needed. Without them: a loud skip,
-// or under CI=true a failure, never a skip.
-function missing(): string | undefined {
-  if (!canUseNamespaces()) return "creating network namespaces needs root (ip netns)";
-  if (serverBinary("2.10.27") === undefined) {
-    return "nats-server 2.10.27 is missing; fetch it with .ci/nats-2.10.sh";
-  }
-  return undefined;
-}
-
-const why = missing();
-if (why !== undefined && !CI) {
-  console.error(`\n%c!!! SKIPPING the nemesis test: ${why} !!!\n`, "color: red; font-weight: bold");
-}
+// Root and ip (network namespaces), nft (the faults) and nats-server 2.10.27 are needed. Without
+// them: a loud skip, or under CI=true a failure, never a skip.
+const TOOLS: Tool[] = ["root", "ip", "nft", "nats-server 2.10.27"];
 
 Deno.test({
   name:
     `[nemesis] one round of every fault on a 3-node 2.10.27 cluster (seed ${SEED}) loses, duplicates and resurrects nothing, and nothing hangs`,
-  ignore: why !== undefined && !CI,
+  ...needs("the nemesis test", ...TOOLS),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    assert.equal(why, undefined, why);
+    assertTools(...TOOLS);
     const lines: string[] = [];
     const result = await runNemesisCluster({
       seed: SEED,

@@ -2,8 +2,8 @@
 // on the memory directory. No environment, network or run permission, and never a prompt.
 
 import assert from "node:assert/strict";
+import { denoEnv, denoRunArgs } from "./_lib/deno_child.ts";
 
-const CONFIG = new URL("../deno.json", import.meta.url).pathname;
 const MOD = new URL("../mod.ts", import.meta.url).href;
 
 Deno.test("openFileStore() works with only --allow-read and --allow-write on its directory", async () => {
@@ -20,17 +20,14 @@ Deno.test("openFileStore() works with only --allow-read and --allow-write on its
     await Deno.writeTextFile(`${dir}/script.ts`, script);
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
-        "--config",
-        CONFIG,
-        "--no-prompt",
+        ...denoRunArgs(),
         `--allow-read=${dir},${new URL("..", import.meta.url).pathname}`,
         `--allow-write=${dir}`,
         `${dir}/script.ts`,
       ],
       stdout: "piped",
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      env: denoEnv(),
     }).output();
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, stderr);

@@ -13,12 +13,13 @@ import type { Prepared } from "./_runtimes/prepare.ts";
 import { denoRacer, race, type Racer } from "./_runtimes/_race.ts";
 import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes/_runtimes.ts";
 import { LineProcess } from "./_runtimes/_spawn.ts";
+import { TEST_CONFIG } from "./_lib/deno_child.ts";
 import type { TestRecord } from "./_test_api.ts";
 import { needsNats, startNatsServer } from "./_nats_server.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./_runtimes/prepare.ts", import.meta.url).pathname;
-const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+const CONFIG = TEST_CONFIG;
 const RACE_KEYS = Array.from({ length: 60 }, (_, i) => `race.k${i}`);
 const found = new Map(RUNTIMES.map((spec) => [spec.name, findRuntime(spec)]));
 const missing = RUNTIMES.filter((spec) => found.get(spec.name) === undefined);

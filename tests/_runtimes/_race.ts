@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
 import { LineProcess } from "./_spawn.ts";
 import type { RaceJob, RaceReport } from "./race_worker.ts";
+import { denoRunArgs } from "../_lib/deno_child.ts";
 
 /** How to start one racer: a command whose last argument will be the job's JSON. */
 export interface Racer {
@@ -18,7 +19,6 @@ export interface Racer {
 }
 
 const SOURCE_WORKER = new URL("./race_worker.ts", import.meta.url).pathname;
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 /** A Deno racer running race_worker.ts from source, allowed only the race directory. */
 export function denoRacer(id: string, dir: string): Racer {
@@ -26,12 +26,7 @@ export function denoRacer(id: string, dir: string): Racer {
     id,
     cmd: Deno.execPath(),
     args: [
-      "run",
-      "--config",
-      CONFIG,
-      "--no-lock",
-      "--cached-only",
-      "--no-prompt",
+      ...denoRunArgs(),
       `--allow-read=${dir}`,
       `--allow-write=${dir}`,
       SOURCE_WORKER,

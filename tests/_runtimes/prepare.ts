@@ -52,7 +52,7 @@ async function prepare(work: string, prebuilt: string | undefined): Promise<Prep
     `${app}/package.json`,
     JSON.stringify({ name: "agentmem-runtime-tests", private: true, type: "module" }) + "\n",
   );
-  const imports = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).imports;
+  const imports = JSON.parse(await Deno.readTextFile(`${ROOT}tests/deno.json`)).imports;
   const pins = TEST_MODULES.map((name) => String(imports[name]).replace(/^npm:/, ""));
   await run("npm", [
     "install",

@@ -2,8 +2,8 @@
 // JSON lines they print. Every process is killed by its own handle when disposed.
 
 import type { Job } from "./file_worker.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const WORKER = new URL("./file_worker.ts", import.meta.url).pathname;
 
 /** How a worker is started, besides its job and its directories. */
@@ -48,12 +48,7 @@ export class WorkerProcess {
     this.#child = new Deno.Command(command!, {
       args: [
         ...prefix,
-        "run",
-        "--config",
-        CONFIG,
-        "--no-lock",
-        "--cached-only",
-        "--no-prompt",
+        ...denoRunArgs(),
         `--allow-read=${[...paths, ...readOnlyPaths].join(",")}`,
         `--allow-write=${paths.join(",")}`,
         WORKER,
@@ -62,7 +57,7 @@ export class WorkerProcess {
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      env: denoEnv(),
     }).spawn();
     this.status = this.#child.status.then((s) => {
       this.#exited = true;

@@ -2,8 +2,8 @@
 // print. Each process is killed by its own handle when the group is disposed.
 
 import type { Job } from "./jetstream_worker.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const WORKER = new URL("./jetstream_worker.ts", import.meta.url).pathname;
 
 /** One JSON line a worker printed. */
@@ -18,10 +18,7 @@ export class Worker {
   constructor(job: Job) {
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
-        "--config",
-        CONFIG,
-        "--no-prompt",
+        ...denoRunArgs(),
         "--allow-net=127.0.0.1",
         "--allow-env",
         "--allow-sys",
@@ -32,7 +29,7 @@ export class Worker {
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      env: denoEnv(),
     }).spawn();
     this.#lines = lines(this.#child.stdout)[Symbol.asyncIterator]();
     this.#stderr = new Response(this.#child.stderr).text();

@@ -1,8 +1,8 @@
 // Runs tests/_workers/file_rbu_worker.ts as a separate OS process and reads its JSON lines.
 
 import type { RbuJob } from "./file_rbu_worker.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 const WORKER = new URL("./file_rbu_worker.ts", import.meta.url).pathname;
 
 /** One line a worker printed. */
@@ -20,16 +20,14 @@ export class RbuWorker implements AsyncDisposable {
   constructor(job: RbuJob, permissions: readonly string[] = ["--allow-all"]) {
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
-        "--config",
-        CONFIG,
-        "--cached-only",
+        ...denoRunArgs(),
         ...permissions,
         WORKER,
         JSON.stringify(job),
       ],
       stdout: "piped",
       stderr: "piped",
+      env: denoEnv(),
     }).spawn();
     const out = this.#child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     const err = this.#child.stderr.pipeThrough(new TextDecoderStream()).getReader();

@@ -11,7 +11,9 @@
 // refuses (a replicated bucket on nats-server 2.9.10): it measures the server alone.
 
 import { passed, summaryLine, type Verdict } from "./checker.ts";
-import { canUseNamespaces, createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
+import { createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
+import { requireTools } from "../_lib/needs.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 import type { Schedule } from "./nemesis.ts";
 import type { RunArgs, RunSummary } from "./run.ts";
 import { serverBinary } from "./servers.ts";
@@ -80,7 +82,7 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       raw: o.raw ?? false,
     };
     const [cmd, cmdArgs] = inNamespace(ns.hub, Deno.execPath(), [
-      "run",
+      ...denoRunArgs(),
       "--allow-all",
       new URL("./run.ts", import.meta.url).pathname,
       JSON.stringify(args),
@@ -90,6 +92,7 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
+      env: denoEnv(),
     })
       .spawn();
     // Bounded: the run ends by itself well within this; past it, it is killed.
@@ -155,20 +158,14 @@ function flag(name: string): string | undefined {
 async function cli(): Promise<number> {
   const version = flag("server-version") ?? "2.10.27";
   const bin = flag("nats-bin") ?? serverBinary(version);
-  const ci = Deno.env.get("CI") === "true";
+  requireTools("nemesis", "root", "ip", "nft");
   if (bin === undefined) {
     console.error(
-      `nemesis: no nats-server ${version} found; run .ci/nats-2.10.sh (or pass --nats-bin)`,
+      `nemesis: cannot run: nats-server ${version} is missing (${
+        version === "2.10.27" ? ".ci/nats-2.10.sh fetches it" : "apt-get install -y nats-server"
+      }; or pass --nats-bin)`,
     );
-    return 1;
-  }
-  if (!canUseNamespaces()) {
-    console.error(
-      `nemesis: SKIPPED: creating network namespaces needs root (ip netns)${
-        ci ? "; this is a failure under CI=true" : ""
-      }`,
-    );
-    return ci ? 1 : 0;
+    return 2;
   }
   const seed = Number(flag("seed") ?? Math.floor(Math.random() * 1e9));
   const num = (name: string) => flag(name) === undefined ? undefined : Number(flag(name));

@@ -21,17 +21,6 @@ export interface Namespaces {
   remove(): Promise<void>;
 }
 
-/** Whether this process may create network namespaces (it is root and `ip` works). */
-export function canUseNamespaces(): boolean {
-  if (Deno.uid() !== 0) return false;
-  try {
-    return new Deno.Command("ip", { args: ["netns", "list"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
-
 /** Runs a command to completion; throws with its stderr when it fails. */
 export async function sh(cmd: string, args: string[], input?: string): Promise<string> {
   const child = new Deno.Command(cmd, {

@@ -15,6 +15,7 @@ import { healAll, runNemesis, type Schedule } from "./nemesis.ts";
 import { openRawStore } from "./raw_store.ts";
 import { Rng } from "./rng.ts";
 import type { WorkerArgs } from "./worker.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 
 /** What the outer process asks for. */
 export interface RunArgs {
@@ -63,7 +64,7 @@ async function retry<T>(fn: () => Promise<T>, ms: number, what: string): Promise
 function spawnClient(args: WorkerArgs) {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
+      ...denoRunArgs(),
       "--allow-all",
       new URL("./worker.ts", import.meta.url).pathname,
       JSON.stringify(args),
@@ -71,6 +72,7 @@ function spawnClient(args: WorkerArgs) {
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
+    env: denoEnv(),
   }).spawn();
   const lines: string[] = [];
   const pump = async (s: ReadableStream<Uint8Array>) => {

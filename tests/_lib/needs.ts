@@ -1,0 +1,90 @@
+// The one place that knows which outside tools the tests, the benchmark and the fault harness
+// use, how to tell whether this machine has them, and the command that installs each. Tests skip
+// loudly without them (under CI=true they run and fail, never skip); a task stops with one line
+// and exit status 2.
+
+import { natsServerBinary, serverBinary } from "./binaries.ts";
+
+/** A tool some tests or tasks need. */
+// deno-fmt-ignore
+export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft";
+
+interface Requirement {
+  readonly present: () => boolean;
+  readonly install: string;
+}
+
+const REQUIREMENTS: Record<Tool, Requirement> = {
+  "nats-server": {
+    present: () => natsServerBinary() !== undefined,
+    install: "apt-get install -y nats-server",
+  },
+  "nats-server 2.9.10": {
+    present: () => serverBinary("2.9.10") !== undefined,
+    install: "apt-get install -y nats-server (Debian bookworm's package)",
+  },
+  "nats-server 2.10.27": {
+    present: () => serverBinary("2.10.27") !== undefined,
+    install: ".ci/nats-2.10.sh (fetches it from Debian trixie into ~/.cache/agentmem)",
+  },
+  root: { present: () => Deno.uid() === 0, install: "run as root (sudo)" },
+  ip: { present: () => runs("ip", ["netns", "list"]), install: "apt-get install -y iproute2" },
+  nft: { present: () => runs("nft", ["--version"]), install: "apt-get install -y nftables" },
+};
+
+const known = new Map<Tool, boolean>();
+
+function runs(cmd: string, args: string[]): boolean {
+  try {
+    return new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+function present(tool: Tool): boolean {
+  let has = known.get(tool);
+  if (has === undefined) known.set(tool, has = REQUIREMENTS[tool].present());
+  return has;
+}
+
+/** What is missing of `tools`, with the command that installs each; `undefined` when none is. */
+export function missingTools(...tools: Tool[]): string | undefined {
+  const missing = tools.filter((t) => !present(t));
+  if (missing.length === 0) return undefined;
+  return missing.map((t) => `${t} is missing (${REQUIREMENTS[t].install})`).join("; ");
+}
+
+/** Whether the run is under CI, where a missing tool is a failure, never a skip. */
+export const CI = Deno.env.get("CI") === "true";
+
+const warned = new Set<string>();
+
+/**
+ * `Deno.test` options for tests that need `tools`: without them the tests are skipped, with one
+ * loud line per `what`; under CI=true they run, and `assertTools` fails them.
+ */
+export function needs(what: string, ...tools: Tool[]): { ignore: boolean } {
+  const why = missingTools(...tools);
+  if (why === undefined || CI) return { ignore: false };
+  if (!warned.has(what)) {
+    warned.add(what);
+    console.error(`\n%c!!! SKIPPING ${what}: ${why} !!!\n`, "color: red; font-weight: bold");
+  }
+  return { ignore: true };
+}
+
+/** Throws naming what is missing of `tools`, for the first line of a test body. */
+export function assertTools(...tools: Tool[]): void {
+  const why = missingTools(...tools);
+  if (why !== undefined) throw new Error(why);
+}
+
+/** For a task's entry point: prints one line naming what is missing and exits with status 2. */
+export function requireTools(task: string, ...tools: Tool[]): void {
+  const why = missingTools(...tools);
+  if (why === undefined) return;
+  console.error(`${task}: cannot run: ${why}`);
+  Deno.exit(2);
+}
