@@ -17,19 +17,25 @@ interface Requirement {
 const REQUIREMENTS: Record<Tool, Requirement> = {
   "nats-server": {
     present: () => natsServerBinary() !== undefined,
-    install: "apt-get install -y nats-server",
+    install: "install it with: apt-get install -y nats-server",
   },
   "nats-server 2.9.10": {
     present: () => serverBinary("2.9.10") !== undefined,
-    install: "apt-get install -y nats-server (Debian bookworm's package)",
+    install: "install Debian bookworm's package: apt-get install -y nats-server",
   },
   "nats-server 2.10.27": {
     present: () => serverBinary("2.10.27") !== undefined,
-    install: ".ci/nats-2.10.sh (fetches it from Debian trixie into ~/.cache/agentmem)",
+    install: "fetch it from Debian trixie with: bash .ci/nats-2.10.sh",
   },
-  root: { present: () => Deno.uid() === 0, install: "run as root (sudo)" },
-  ip: { present: () => runs("ip", ["netns", "list"]), install: "apt-get install -y iproute2" },
-  nft: { present: () => runs("nft", ["--version"]), install: "apt-get install -y nftables" },
+  root: { present: () => Deno.uid() === 0, install: "run as root" },
+  ip: {
+    present: () => runs("ip", ["netns", "list"]),
+    install: "install it with: apt-get install -y iproute2",
+  },
+  nft: {
+    present: () => runs("nft", ["--version"]),
+    install: "install it with: apt-get install -y nftables",
+  },
 };
 
 const known = new Map<Tool, boolean>();
@@ -53,7 +59,10 @@ function present(tool: Tool): boolean {
 export function missingTools(...tools: Tool[]): string | undefined {
   const missing = tools.filter((t) => !present(t));
   if (missing.length === 0) return undefined;
-  return missing.map((t) => `${t} is missing (${REQUIREMENTS[t].install})`).join("; ");
+  return missing.map((t) =>
+    `${t === "root" ? "root is needed" : `${t} is missing`} (${REQUIREMENTS[t].install})`
+  )
+    .join("; ");
 }
 
 /** Whether the run is under CI, where a missing tool is a failure, never a skip. */
