@@ -85,6 +85,7 @@ export {
   type StoreDeps,
 } from "./store/registry.ts";
 export { isReadOnly, readOnlyStore } from "./store/_store.ts";
+export { type AuditEntry, type AuditProblem, auditStore, type StoreAudit } from "./store/audit.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {
   defineTool,
@@ -141,7 +142,10 @@ export {
   toAISDKTools,
 } from "./tools/ai_sdk.ts";
 export {
+  createJetStreamBucket,
   JETSTREAM_MIN_VALUE_SIZE,
+  jetStreamBucketCommand,
+  type JetStreamBucketSettings,
   type JetStreamDeps,
   type JetStreamStoreOptions,
   type NatsConnectionLike,

@@ -25,9 +25,9 @@ import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/_store.ts";
-import { FileBackend } from "./_file_backend.ts";
-import { sweepDir } from "./_file_sweep.ts";
-import { dirIdentity, makeDir, realPath } from "./_fs.ts";
+import { FileBackend } from "./file/backend.ts";
+import { sweepDir } from "./file/sweep.ts";
+import { dirIdentity, makeDir, realPath } from "./file/fs.ts";
 
 /** Options of the file backend. */
 export interface FileStoreOptions {

@@ -16,7 +16,7 @@
  *   count that meets them, so churn never piles them up (with the purge permission; without it,
  *   markers stay, and the store says so through `onWarning` at open).
  * - The capacity check is exact between creates that do not overlap in time, whatever the number
- *   of handles and processes (see `_jetstream_capacity.ts` for the argument).
+ *   of handles and processes (see `jetstream/capacity.ts` for the argument).
  * - Read-before-update is enforced by default: `update` writes only at the revision this run's
  *   scope recorded for the key, under a namespace of bucket instance and prefix.
  * - Every call has a deadline (`timeout`, default 5 s) and honours `opts.signal`; a server that
@@ -37,7 +37,7 @@ import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore } from "../store/_store.ts";
 import { describeType } from "../store/_text.ts";
-import { JetStreamBackend } from "./_jetstream_backend.ts";
+import { JetStreamBackend } from "./jetstream/backend.ts";
 import {
   BIND_TIMEOUT_MS,
   bindFailure,
@@ -48,11 +48,61 @@ import {
   checkTimeout,
   probePurge,
   resolvePrefix,
-} from "./_jetstream_bind.ts";
-import { BACKEND, errorName, PREFIX, withDeadline } from "./_jetstream_errors.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./_jetstream_wire.ts";
+} from "./jetstream/bind.ts";
+import { BACKEND, errorName, PREFIX, withDeadline } from "./jetstream/errors.ts";
+import { JETSTREAM_MIN_VALUE_SIZE } from "./jetstream/wire.ts";
+import {
+  type BucketSettings as JetStreamBucketSettings,
+  natsKvAddCommand,
+} from "./jetstream/bucket_settings.ts";
 
 export { JETSTREAM_MIN_VALUE_SIZE };
+export type { BucketSettings as JetStreamBucketSettings } from "./jetstream/bucket_settings.ts";
+
+/**
+ * The NATS CLI command that creates a bucket with `settings` (what `agentmem bucket init` prints).
+ *
+ * @example
+ * ```ts
+ * import { jetStreamBucketCommand } from "@agentmem/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const command = jetStreamBucketCommand({
+ *   bucket: "agentmem",
+ *   replicas: 3,
+ *   storage: "file",
+ *   maxValueSize: 69667,
+ * });
+ * assert.match(command, /^nats kv add agentmem /);
+ * ```
+ *
+ * @param settings The bucket's name, replicas, storage and max value size.
+ * @returns The command line.
+ */
+export function jetStreamBucketCommand(settings: JetStreamBucketSettings): string {
+  return natsKvAddCommand(settings);
+}
+
+/**
+ * Creates a memory bucket the jetstream backend accepts, unless a bucket of that name exists
+ * (which is left as it is; opening it tells whether it passes the backend's checks). The backend
+ * itself only binds; this is for the operator (`agentmem bucket init`) and for setup code.
+ *
+ * @param nc A NATS connection (borrowed, never closed).
+ * @param settings The bucket's name, replicas, storage and max value size.
+ * @param options `timeout`: milliseconds each request may take (default 5000).
+ * @returns `"created"`, or `"exists"` when the bucket was already there.
+ * @throws {ConfigError} when the server refuses the settings (too many replicas, say).
+ * @throws {UnavailableError} when NATS does not answer.
+ */
+export async function createJetStreamBucket(
+  nc: NatsConnectionLike,
+  settings: JetStreamBucketSettings,
+  options: { readonly timeout?: number | undefined } = {},
+): Promise<"created" | "exists"> {
+  const { createJetStreamBucket: create } = await import("./jetstream/bucket.ts");
+  return await create(nc as unknown as NatsConnection, settings, options.timeout ?? 5_000);
+}
 
 /** Options of the jetstream backend. */
 export interface JetStreamStoreOptions {

@@ -2,8 +2,13 @@
 // prove it, and print the equivalent `nats kv add` command. An existing bucket is only checked.
 
 import type { NatsConnection } from "@nats-io/nats-core";
-import { JETSTREAM_MIN_VALUE_SIZE, openJetStreamStore } from "../mod.ts";
-import type { BucketSettings } from "../backends/_jetstream_bucket.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_MIN_VALUE_SIZE,
+  jetStreamBucketCommand,
+  type JetStreamBucketSettings as BucketSettings,
+  openJetStreamStore,
+} from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { out, safeJson } from "./_output.ts";
 
@@ -53,10 +58,7 @@ export async function bucketInit(
   s: BucketSettings,
   o: BucketOptions,
 ): Promise<number> {
-  const { createJetStreamBucket, natsKvAddCommand } = await import(
-    "../backends/_jetstream_bucket.ts"
-  );
-  const command = natsKvAddCommand(s);
+  const command = jetStreamBucketCommand(s);
   if (nc === undefined) {
     out(o.json ? safeJson({ bucket: s.bucket, result: "dry_run", command }) : command);
     return 0;

@@ -1,16 +1,15 @@
 // `check` and `export`: both walk every name in the store's keyspace, including the ones `list`
 // hides, so a damaged entry is reported by name instead of silently left out.
 
-import { MemoryError, type Store } from "../mod.ts";
-import type { AuditEntry, StoreAudit } from "../backends/_audit.ts";
+import { type AuditEntry, auditStore } from "../mod.ts";
 import { dumpHeader, dumpRecord, dumpTrailer } from "./_dump.ts";
-import type { Opened } from "./_open.ts";
+import type { OpenedStore as Opened } from "./_open.ts";
 import { err, errJson, out, plural, quoted, safeJson, show } from "./_output.ts";
 import { whereLine } from "./_commands.ts";
 
 /** `check`: every name, healthy or not; exit 1 when any is not. */
 export async function check(opened: Opened, json: boolean): Promise<number> {
-  const audit = await auditOf(opened);
+  const audit = await auditStore(opened.store);
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
   const info = opened.store.info();
@@ -51,7 +50,7 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
 
 /** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */
 export async function exportDump(opened: Opened, json: boolean): Promise<number> {
-  const audit = await auditOf(opened);
+  const audit = await auditStore(opened.store);
   out(dumpHeader());
   let records = 0;
   const skipped: AuditEntry[] = [];
@@ -90,30 +89,4 @@ function label(e: AuditEntry): string {
     default:
       return "ok";
   }
-}
-
-/** The backend's scanner, or for a backend without one, what list() and read() show. */
-export async function auditOf(opened: Opened): Promise<StoreAudit> {
-  const audit = await opened.audit();
-  if (audit !== undefined) return audit;
-  return await readEach(opened.store);
-}
-
-async function readEach(store: Store): Promise<StoreAudit> {
-  const entries: AuditEntry[] = [];
-  for (const { key } of await store.list()) {
-    try {
-      entries.push({ name: key, key, entry: await store.read(key) });
-    } catch (e) {
-      if (!(e instanceof MemoryError)) throw e;
-      if (e.code === "not_found") continue; // deleted meanwhile
-      entries.push({
-        name: key,
-        key,
-        problem: e.code === "corrupt" ? "corrupt" : "unreadable",
-        reason: e.message,
-      });
-    }
-  }
-  return { entries, ignored: [] };
 }

@@ -3,7 +3,7 @@
 import { CorruptError, MemoryError, NotFoundError, Scope, type Store } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { decodeStrict, readBytes, readStdinBytes } from "./_input.ts";
-import type { Opened } from "./_open.ts";
+import type { OpenedStore as Opened } from "./_open.ts";
 import { out, outBytes, quoted, safeJson, show, showBody } from "./_output.ts";
 
 const ENCODER = new TextEncoder();

@@ -2,9 +2,15 @@
 // against the store (create, unchanged, skip or replace), check capacity, and write. A failure
 // mid-way says exactly which keys landed.
 
-import { ExistsError, MAX_ENTRIES, MemoryError, NotFoundError } from "../mod.ts";
-import type { AuditEntry } from "../backends/_audit.ts";
-import { auditOf } from "./_check.ts";
+import {
+  type AuditEntry,
+  auditStore,
+  ExistsError,
+  MAX_ENTRIES,
+  MemoryError,
+  NotFoundError,
+  type Store,
+} from "../mod.ts";
 import { writeOne } from "./_commands.ts";
 import { type DumpRecord, type ParsedDump, parseDump } from "./_dump.ts";
 import { readBytes, readStdinBytes } from "./_input.ts";
@@ -61,10 +67,12 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
     );
   }
 
-  if (opened.missing === true && !o.json) {
+  if (opened.store === undefined && !o.json) {
     err("note: the memory directory does not exist yet; the import will create it");
   }
-  const audit = await auditOf(opened);
+  const audit = opened.store === undefined
+    ? { entries: [], ignored: [] }
+    : await auditStore(opened.store);
   const existing = new Map<string, AuditEntry>();
   for (const e of audit.entries) if (e.key !== undefined) existing.set(e.key, e);
   const plan: Step[] = dump.records.map((record) => planOne(record, existing.get(record.key), o));
@@ -97,7 +105,8 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
       skipped.push({ key, reason: step.reason ?? "" });
       continue;
     }
-    if (o.dryRun) {
+    // A dry run, or one into a directory that does not exist yet (only dry runs open those).
+    if (o.dryRun || opened.store === undefined) {
       done[step.action].push(key);
       continue;
     }
@@ -113,7 +122,7 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
       }
       failed = { line: step.record.line, key, error: e.code, message: e.message };
       // Whether the failed write landed after all: read it back when the store still answers.
-      const landed = await landedAs(opened, step.record);
+      const landed = await landedAs(opened.store, step.record);
       if (landed === true) done[step.action].push(key);
       else if (landed === false) notWritten.push(key);
       else uncertain.push(key);
@@ -181,9 +190,9 @@ function planOne(record: DumpRecord, found: AuditEntry | undefined, o: ImportOpt
 }
 
 // Whether a write that reported failure is in the store: true, false, or undefined (unknown).
-async function landedAs(opened: Opened, r: DumpRecord): Promise<boolean | undefined> {
+async function landedAs(store: Store, r: DumpRecord): Promise<boolean | undefined> {
   try {
-    const now = await opened.store.read(r.key);
+    const now = await store.read(r.key);
     return now.description === r.description && now.content === r.content;
   } catch (e) {
     return e instanceof NotFoundError ? false : undefined;

@@ -4,16 +4,7 @@
 
 import { statSync } from "node:fs";
 import type { NatsConnection } from "@nats-io/nats-core";
-import {
-  ConfigError,
-  NotFoundError,
-  openStore,
-  ReadOnlyError,
-  readOnlyStore,
-  type Store,
-  type StoreConfig,
-} from "../mod.ts";
-import type { StoreAudit } from "../backends/_audit.ts";
+import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
 import { InputError, readUtf8File } from "./_input.ts";
@@ -35,17 +26,28 @@ export interface OpenOptions {
 
 /** An open store and what the CLI knows about where it lives. */
 export interface Opened {
-  readonly store: Store;
+  /**
+   * The store; `undefined` when the file store's directory does not exist yet and the command
+   * treats that as an empty store (a dry run of `import`).
+   */
+  readonly store: Store | undefined;
   /** The jetstream key prefix in use, `undefined` for other backends. */
   readonly prefix?: string | undefined;
   /** The jetstream bucket, `undefined` for other backends. */
   readonly bucket?: string | undefined;
-  /** `true` when the file store's directory does not exist yet (a dry run's empty store). */
-  readonly missing?: boolean | undefined;
-  /** Every name in the keyspace, or `undefined` when the backend has no scanner. */
-  audit(): Promise<StoreAudit | undefined>;
   /** Closes the CLI's own NATS connection, if any. */
   close(): Promise<void>;
+}
+
+/** An opened store that exists. */
+export interface OpenedStore extends Opened {
+  readonly store: Store;
+}
+
+/** `opened` with its store, for the commands that never open a missing directory. */
+export function existing(opened: Opened): OpenedStore {
+  if (opened.store === undefined) throw new Error("the memory directory does not exist");
+  return opened as OpenedStore;
 }
 
 /** The store configuration the command line describes, and the NATS connection settings. */
@@ -95,23 +97,14 @@ export async function open(o: OpenOptions): Promise<Opened> {
   if (backend === "file") return await openFile(config, options, o);
   if (backend !== "jetstream") {
     const store = await openStore(config);
-    return { store, audit: () => Promise.resolve(undefined), close: () => Promise.resolve() };
+    return { store, close: () => Promise.resolve() };
   }
   const nc = await connectNats(natsTarget(o.servers, o.creds, (n) => Deno.env.get(n)));
   try {
     const store = await openStore(config, { nc });
     const bucket = String(options.bucket);
     const prefix = typeof options.prefix === "string" ? options.prefix : "";
-    return {
-      store,
-      bucket,
-      prefix,
-      audit: async () => {
-        const { auditJetStream } = await import("../backends/_jetstream_audit.ts");
-        return await auditJetStream(nc, { bucket, prefix });
-      },
-      close: () => nc.close().catch(() => {}),
-    };
+    return { store, bucket, prefix, close: () => nc.close().catch(() => {}) };
   } catch (e) {
     await nc.close().catch(() => {});
     throw e;
@@ -133,7 +126,6 @@ async function openFile(
   o: OpenOptions,
 ): Promise<Opened> {
   const dir = options.dir;
-  const { auditFileDir } = await import("../backends/_file_audit.ts");
   if (typeof dir === "string" && dir !== "" && (o.readOnly || !o.mayCreate)) {
     let st;
     try {
@@ -146,7 +138,9 @@ async function openFile(
         }: it cannot be reached`,
       );
     }
-    if (st === undefined && o.missingIsEmpty === true) return missingStore();
+    if (st === undefined && o.missingIsEmpty === true) {
+      return { store: undefined, close: () => Promise.resolve() };
+    }
     if (st === undefined) {
       throw new ConfigError(
         `Cannot open the memory directory given by ${
@@ -156,38 +150,5 @@ async function openFile(
     }
   }
   // Read-only (the config says so): the backend creates no directory and sweeps no temp file.
-  const store = await openStore(config);
-  return {
-    store,
-    audit: () => Promise.resolve(auditFileDir(dir as string)),
-    close: () => Promise.resolve(),
-  };
-}
-
-// A directory that does not exist yet, seen by a dry run: an empty store that writes nothing.
-function missingStore(): Opened {
-  const refuse = () =>
-    Promise.reject(new ReadOnlyError("[memory:file] The directory does not exist yet"));
-  const store: Store = readOnlyStore({
-    info: () => ({ backend: "file", location: "" }),
-    list: () => Promise.resolve([]),
-    read: (key) =>
-      Promise.reject(
-        new NotFoundError(
-          `[memory:file] Cannot read memory ${JSON.stringify(key)}: no memory has this key`,
-          {
-            key,
-          },
-        ),
-      ),
-    create: refuse,
-    update: refuse,
-    delete: refuse,
-  });
-  return {
-    store,
-    missing: true,
-    audit: () => Promise.resolve({ entries: [], ignored: [] }),
-    close: () => Promise.resolve(),
-  };
+  return { store: await openStore(config), close: () => Promise.resolve() };
 }

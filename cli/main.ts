@@ -6,14 +6,13 @@
  */
 
 import { MemoryError } from "../mod.ts";
-import { errorKind } from "../store/_text.ts";
 import { checkOptionsFor, isCommand, parseArgs, UsageError } from "./_args.ts";
 import { bucketInit, bucketSettings } from "./_bucket.ts";
 import { check, exportDump } from "./_check.ts";
 import * as commands from "./_commands.ts";
 import { importDump } from "./_import.ts";
 import { InputError } from "./_input.ts";
-import { open, openNats, type OpenOptions } from "./_open.ts";
+import { existing, open, openNats, type OpenOptions } from "./_open.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
 import { USAGE, VERSION } from "./_usage.ts";
 
@@ -129,7 +128,7 @@ export async function main(args: string[]): Promise<number> {
         dryRun,
       });
     }
-    const opened = await open(openOptions);
+    const opened = existing(await open(openOptions));
     try {
       const o: commands.CommandOptions = {
         json,
@@ -181,10 +180,16 @@ function report(e: unknown, json: boolean): number {
       "error",
       // The kind only: a raw error's text can hold host paths (node:fs puts them there).
       `Unexpected failure (${
-        errorKind(e)
+        failureKind(e)
       }); nothing more is shown, since its text can hold host paths`,
     ];
   if (json) errJson({ error: code, message });
   else err(message);
   return 1;
+}
+
+// A raw error's code (ENOENT) or class name (TypeError), never its text.
+function failureKind(e: unknown): string {
+  const code = e instanceof Error ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : e instanceof Error ? e.name : typeof e;
 }

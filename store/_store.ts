@@ -7,6 +7,7 @@ import type { CallOptions, Entry, Info, Item, Store } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
+import type { StoreAudit } from "./audit.ts";
 
 /** A call's options after checking: the signal and the scope (`null` when none was given). */
 export interface Call {
@@ -25,52 +26,55 @@ export interface BackendOps {
   create(write: ValidWrite, call: Call): Promise<void>;
   update(write: ValidWrite, call: Call): Promise<void>;
   delete(key: string, call: Call): Promise<boolean>;
+  /**
+   * Every name in the keyspace, including what `list()` hides, for an operator (`auditStore`).
+   * Optional: without it, `auditStore` audits what `list()` and `read()` show.
+   */
+  audit?(call: Call): Promise<StoreAudit>;
+}
+
+/** What a store built by `buildStore` offers beyond the `Store` contract. */
+export interface StoreExtensions {
+  readonly backend: string;
+  readonly ops: BackendOps;
+  /** `true` for a read-only view: extensions that write must refuse. */
+  readonly readOnly: boolean;
+}
+
+// The backend operations behind each store built here (and behind read-only views of them), so
+// exported functions such as `auditStore` can reach what the `Store` interface does not carry.
+const EXTENSIONS = new WeakMap<Store, StoreExtensions>();
+
+/** What `store` offers beyond the contract, or `undefined` for a store not built here. */
+export function extensionsOf(store: Store): StoreExtensions | undefined {
+  return EXTENSIONS.get(store);
 }
 
 const INSTRUMENTED = Symbol("agentmem.instrumented");
 const READ_ONLY = Symbol("agentmem.readOnly");
 
-type Op = "list" | "read" | "create" | "update" | "delete";
+/** A store call, or an extension call made through an exported function. */
+export type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
   create: "create memory",
   update: "update memory",
   delete: "delete memory",
+  audit: "audit the store",
 };
 
 /** Builds a `Store` over a backend's raw operations. */
 export function buildStore(ops: BackendOps): Store {
   const info = Object.freeze({ backend: ops.info.backend, location: ops.info.location });
   const backend = info.backend;
-  // Validation runs inside the span, first thing, so a refused call is traced and touches nothing.
   const run = <T>(
     op: Op,
     opts: unknown,
     validate: () => string | undefined,
     fn: (c: Call) => Promise<T>,
-  ) =>
-    withSpan(
-      `memory.${op}`,
-      { "memory.backend": backend, "memory.operation": op },
-      async (span) => {
-        const key = validate();
-        if (key !== undefined) span.setAttribute("memory.key", key);
-        const call = checkCall(backend, opts);
-        abortCheck(backend, op, key, call.signal);
-        let result: T;
-        try {
-          result = await fn(call);
-        } catch (e) {
-          throw normalizeError(backend, op, key, e);
-        }
-        // A read whose caller gave up gets no answer, however fast it was; a write that
-        // committed is reported as done, since it is.
-        if (op === "list" || op === "read") abortCheck(backend, op, key, call.signal);
-        return result;
-      },
-    );
-  return markInstrumented({
+  ) => runCall(backend, op, opts, validate, fn);
+  const store = markInstrumented({
     info: () => info,
     list: (opts) => run("list", opts, () => undefined, (c) => ops.list(c)),
     read: (key, opts) => run("read", opts, () => validateKey(key), (c) => ops.read(key, c)),
@@ -94,6 +98,44 @@ export function buildStore(ops: BackendOps): Store {
     },
     delete: (key, opts) => run("delete", opts, () => validateKey(key), (c) => ops.delete(key, c)),
   });
+  EXTENSIONS.set(store, { backend, ops, readOnly: false });
+  return store;
+}
+
+/**
+ * Runs one call the way every store call runs: validation first, inside the span, so a refused
+ * call is traced and touches nothing; then the call options, an abort check, the call, and error
+ * normalization. Exported functions that reach a backend's extensions run through here too.
+ */
+export function runCall<T>(
+  backend: string,
+  op: Op,
+  opts: unknown,
+  validate: () => string | undefined,
+  fn: (c: Call) => Promise<T>,
+): Promise<T> {
+  return withSpan(
+    `memory.${op}`,
+    { "memory.backend": backend, "memory.operation": op },
+    async (span) => {
+      const key = validate();
+      if (key !== undefined) span.setAttribute("memory.key", key);
+      const call = checkCall(backend, opts);
+      abortCheck(backend, op, key, call.signal);
+      let result: T;
+      try {
+        result = await fn(call);
+      } catch (e) {
+        throw normalizeError(backend, op, key, e);
+      }
+      // A read whose caller gave up gets no answer, however fast it was; a write that
+      // committed is reported as done, since it is.
+      if (op === "list" || op === "read" || op === "audit") {
+        abortCheck(backend, op, key, call.signal);
+      }
+      return result;
+    },
+  );
 }
 
 function checkCall(backend: string, opts: unknown): Call {
@@ -199,6 +241,8 @@ export function readOnlyStore(store: Store): Store {
     delete: (key) => tryReject(() => refuse("delete", key)),
   };
   Object.defineProperty(view, READ_ONLY, { value: true });
+  const ext = EXTENSIONS.get(store);
+  if (ext !== undefined) EXTENSIONS.set(view, { ...ext, readOnly: true });
   Object.defineProperty(view, INSTRUMENTED, {
     value: (store as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true,
   });

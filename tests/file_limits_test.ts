@@ -15,7 +15,7 @@ import {
 } from "../mod.ts";
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
 import { fileTest } from "./_file_fixture.ts";
-import { CapacityCheck } from "../backends/_file_count.ts";
+import { CapacityCheck } from "../backends/file/count.ts";
 import { denoEnv, TEST_CONFIG } from "./_lib/deno_child.ts";
 
 function entries(dir: string): string[] {

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, Scope, StaleError, UnavailableError } from "../mod.ts";
-import { acquire, lockPath, release } from "../backends/_file_lock.ts";
+import { acquire, lockPath, release } from "../backends/file/lock.ts";
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
 import { fileTest } from "./_file_fixture.ts";
 

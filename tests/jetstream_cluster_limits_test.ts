@@ -6,7 +6,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Kvm } from "@nats-io/kv";
 import { CapacityError, MAX_ENTRIES, openJetStreamStore, Scope, type Store } from "../mod.ts";
-import { MARKERS } from "../backends/_jetstream_scan.ts";
+import { MARKERS } from "../backends/jetstream/scan.ts";
 import { natsConnect, retryUntil, startNatsCluster } from "./_nats_server.ts";
 import { serverBinary } from "./nemesis/servers.ts";
 import { needs } from "./_lib/needs.ts";

@@ -19,8 +19,8 @@ import {
   type Store,
   UnavailableError,
 } from "../mod.ts";
-import { checkServerVersion } from "../backends/_jetstream_bind.ts";
-import { MARKERS } from "../backends/_jetstream_scan.ts";
+import { checkServerVersion } from "../backends/jetstream/bind.ts";
+import { MARKERS } from "../backends/jetstream/scan.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "./_jetstream_fixture.ts";
 import { startNatsServer } from "./_nats_server.ts";
 

@@ -9,8 +9,8 @@ import {
   Scope,
   StaleError,
 } from "../../mod.ts";
-import { acquire, lockPath } from "../../backends/_file_lock.ts";
-import { selfToken } from "../../backends/_process.ts";
+import { acquire, lockPath } from "../../backends/file/lock.ts";
+import { selfToken } from "../../backends/file/process.ts";
 
 /** What a worker does. */
 export type RbuJob =

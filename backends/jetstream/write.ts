@@ -9,8 +9,8 @@ import {
   checkRevision,
   isNoResponders,
   STREAM_NOT_FOUND,
-} from "./_jetstream_errors.ts";
-import { KV_OPERATION } from "./_jetstream_wire.ts";
+} from "./errors.ts";
+import { KV_OPERATION } from "./wire.ts";
 
 /** Where writes go: one bucket's stream. */
 export interface WriteTarget {
@@ -24,7 +24,7 @@ export interface WriteTarget {
 export interface Expect {
   /** The key's latest revision (0: it holds nothing). Omitted: write unconditionally. */
   readonly revision?: number | undefined;
-  /** The stream's last sequence (see `_jetstream_capacity.ts`). */
+  /** The stream's last sequence (see `capacity.ts`). */
   readonly streamSeq?: number | undefined;
 }
 

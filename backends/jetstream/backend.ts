@@ -2,14 +2,14 @@
 // whose markers are purged once old, the exact capacity check, and every call's deadline.
 
 import type { KV, KvEntry } from "@nats-io/kv";
-import { MAX_ENTRIES } from "../store/limits.ts";
-import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../store/errors.ts";
-import { parseEntry, serializeValid } from "../store/serialize.ts";
-import type { Entry, Info, Item } from "../store/types.ts";
-import { checkCapacity, type ValidWrite } from "../store/validate.ts";
-import type { BackendOps, Call } from "../store/_store.ts";
-import { quote } from "../store/_text.ts";
-import { type Bound, CapacityBound } from "./_jetstream_capacity.ts";
+import { MAX_ENTRIES } from "../../store/limits.ts";
+import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../../store/errors.ts";
+import { parseEntry, serializeValid } from "../../store/serialize.ts";
+import type { Entry, Info, Item } from "../../store/types.ts";
+import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
+import type { BackendOps, Call } from "../../store/_store.ts";
+import { quote } from "../../store/_text.ts";
+import { type Bound, CapacityBound } from "./capacity.ts";
 import {
   apiCode,
   BACKEND,
@@ -21,17 +21,13 @@ import {
   reason,
   withAbort,
   withDeadline,
-} from "./_jetstream_errors.ts";
-import {
-  count,
-  headerDescription,
-  type Keyspace,
-  type OldMarker,
-  scan,
-} from "./_jetstream_scan.ts";
-import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./_jetstream_wire.ts";
-import { publish, publishDelete, purgeMarker } from "./_jetstream_write.ts";
-import { isPermissionDenied } from "./_jetstream_bind.ts";
+} from "./errors.ts";
+import { count, headerDescription, type Keyspace, type OldMarker, scan } from "./scan.ts";
+import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
+import { publish, publishDelete, purgeMarker } from "./write.ts";
+import { auditOfScan } from "./audit.ts";
+import type { StoreAudit } from "../../store/audit.ts";
+import { isPermissionDenied } from "./bind.ts";
 
 // A conditional write that loses a race re-reads and retries; a key that changes this often
 // between a read and a write is reported as unavailable rather than retried forever.
@@ -53,7 +49,7 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly instance: string;
 }
 
-type Op = "list" | "read" | "create" | "update" | "delete";
+type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
 
 /** One key's latest message: a live entry or a delete marker. */
 interface Latest {
@@ -102,6 +98,18 @@ export class JetStreamBackend implements BackendOps {
     });
   }
 
+  audit(call: Call): Promise<StoreAudit> {
+    return this.#run("audit", undefined, call, async (d) => {
+      const scanned = await scan(this.#ks, d, { illegal: true });
+      if (!scanned.complete) {
+        throw new UnavailableError(
+          `${PREFIX} Cannot audit the store: the scan was cut short before it saw every key`,
+        );
+      }
+      return auditOfScan(scanned);
+    });
+  }
+
   // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
@@ -133,7 +141,7 @@ export class JetStreamBackend implements BackendOps {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
       const subject = this.#ks.subjectPrefix + w.key;
       // With a bound from this store's last count or write: one publish that holds only if
-      // nothing else was written to the stream since (see _jetstream_capacity.ts).
+      // nothing else was written to the stream since (see capacity.ts).
       const bound = this.#capacity.usable();
       const tried = bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
       if (tried) {
@@ -350,9 +358,12 @@ export class JetStreamBackend implements BackendOps {
   }
 
   #head(op: Op, key: string | undefined): string {
-    return `${PREFIX} Cannot ${op === "list" ? "list memories" : `${op} memory`}${
-      key === undefined ? "" : ` ${quote(key)}`
-    }`;
+    const verb = op === "list"
+      ? "list memories"
+      : op === "audit"
+      ? "audit the store"
+      : `${op} memory`;
+    return `${PREFIX} Cannot ${verb}${key === undefined ? "" : ` ${quote(key)}`}`;
   }
 
   #aborted(op: Op, key: string | undefined, cause: unknown): UnavailableError {

@@ -4,7 +4,7 @@
 // - Acquire: create `.<key>.lock` exclusively (O_EXCL), holding the holder's token and a nonce.
 // - The lock is held only around synchronous work (read the current entry, compare, rename), a
 //   few tens of microseconds, never across an await, let alone a model's turn.
-// - A lock whose holder is dead (its process is gone, see _process.ts) is broken; where liveness
+// - A lock whose holder is dead (its process is gone, see process.ts) is broken; where liveness
 //   cannot be known, a lock is broken once it is STALE_MS old, far longer than any holder keeps it.
 // - Breaking is itself exclusive: only the process holding `<lock>.b<hash of the dead content>`
 //   may remove the dead lock, and it removes it only if the lock still holds that content and is
@@ -12,10 +12,10 @@
 //   The break-lock is acquired by the same rules, so a breaker killed mid-break is broken in turn.
 
 import { createHash } from "node:crypto";
-import { UnavailableError } from "../store/errors.ts";
-import { errorKind, quote } from "../store/_text.ts";
-import { close, createWith, fileMtime, readSmallText, remove, removeQuietly } from "./_fs.ts";
-import { liveness, selfToken } from "./_process.ts";
+import { UnavailableError } from "../../store/errors.ts";
+import { errorKind, quote } from "../../store/_text.ts";
+import { close, createWith, fileMtime, readSmallText, remove, removeQuietly } from "./fs.ts";
+import { liveness, selfToken } from "./process.ts";
 
 /** A lock whose holder's liveness cannot be known is broken after this long. */
 export const STALE_MS = 30_000;

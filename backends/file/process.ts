@@ -10,7 +10,7 @@
 
 import { createHash } from "node:crypto";
 import process from "node:process";
-import { readLinkOrUndefined, readSmallText, readTextIfExists } from "./_fs.ts";
+import { readLinkOrUndefined, readSmallText, readTextIfExists } from "./fs.ts";
 
 /** What is known of a holder: alive, dead, or not knowable from here. */
 export type Liveness = "alive" | "dead" | "unknown";

@@ -1,9 +1,9 @@
 // The jetstream backend's error vocabulary and call deadlines: NATS failures in words that carry
 // no server address or credential, and the time budget every call runs under.
 
-import { ExistsError, UnavailableError } from "../store/errors.ts";
-import { quote } from "../store/_text.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./_jetstream_wire.ts";
+import { ExistsError, UnavailableError } from "../../store/errors.ts";
+import { quote } from "../../store/_text.ts";
+import { JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
 
 /** The backend's registered name. */
 export const BACKEND = "jetstream";

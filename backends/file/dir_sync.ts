@@ -4,7 +4,7 @@
 // started after that write's change to the directory: a write that arrives while a flush is
 // running waits for the one after it, and no write is acknowledged before a flush that covers it.
 
-import { syncDir } from "./_fs.ts";
+import { syncDir } from "./fs.ts";
 
 /** Shares directory fsyncs between concurrent writers of one directory. */
 export class DirSync {

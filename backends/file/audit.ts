@@ -4,18 +4,12 @@
 // The layout is the backend's published one: `<dir>/<key>.md`, temp files start with a dot.
 
 import { lstatSync, readdirSync } from "node:fs";
-import { CorruptError } from "../store/errors.ts";
-import { errorKind } from "../store/_text.ts";
-import { SUFFIX } from "./_file_names.ts";
-import { readCurrent } from "./_file_read.ts";
-import {
-  afterSubject,
-  type AuditEntry,
-  auditValue,
-  keyOf,
-  sortedAudit,
-  type StoreAudit,
-} from "./_audit.ts";
+import { CorruptError } from "../../store/errors.ts";
+import { errorKind } from "../../store/_text.ts";
+import { SUFFIX } from "./names.ts";
+import { readCurrent } from "./read.ts";
+import type { AuditEntry, StoreAudit } from "../../store/audit.ts";
+import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
 
 const NO_THROW = { throwIfNoEntry: false } as const;
 

@@ -1,6 +1,6 @@
 // How keys map to names in a memory directory.
 
-import { validateKey } from "../store/validate.ts";
+import { validateKey } from "../../store/validate.ts";
 
 /** What a key's file name ends with. */
 export const SUFFIX = ".md";

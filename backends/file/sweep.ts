@@ -4,10 +4,10 @@
 // live writer takes (paused, say). Where liveness cannot be known (no /proc, another pid
 // namespace, or a temp file named by an older version), only a file older than STALE_TEMP_MS goes.
 
-import { breakIfStale } from "./_file_lock.ts";
-import { fileMtime, listNames, removeQuietly } from "./_fs.ts";
-import { liveness } from "./_process.ts";
-import { TEMP_SUFFIX } from "./_file_names.ts";
+import { breakIfStale } from "./lock.ts";
+import { fileMtime, listNames, removeQuietly } from "./fs.ts";
+import { liveness } from "./process.ts";
+import { TEMP_SUFFIX } from "./names.ts";
 
 /** A temp file whose writer's liveness is unknown is removed once it is this old. */
 export const STALE_TEMP_MS = 60 * 60 * 1000;

@@ -25,7 +25,7 @@
 //   bucket were replaced after the last count and the new stream's last sequence happened to equal
 //   the old one; a store that must rule that out is opened again after a bucket is restored.
 
-import { MAX_ENTRIES } from "../store/limits.ts";
+import { MAX_ENTRIES } from "../../store/limits.ts";
 
 /** An upper bound on the live keys under one prefix, at one stream sequence. */
 export interface Bound {

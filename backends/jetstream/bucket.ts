@@ -5,26 +5,10 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { ConfigError, UnavailableError } from "../store/errors.ts";
-
-/** The settings of a new memory bucket. */
-export interface BucketSettings {
-  /** The bucket's name. */
-  readonly bucket: string;
-  /** Replicas: 1 on a single server, 3 (or 5) on a cluster. */
-  readonly replicas: number;
-  /** Where the server keeps it: `"file"` survives a restart, `"memory"` does not. */
-  readonly storage: "file" | "memory";
-  /** The max value size in bytes (at least `JETSTREAM_MIN_VALUE_SIZE`). */
-  readonly maxValueSize: number;
-}
+import { ConfigError, UnavailableError } from "../../store/errors.ts";
+import type { BucketSettings } from "./bucket_settings.ts";
 
 const STREAM_NOT_FOUND = 10059;
-
-/** The NATS CLI command that creates the same bucket. */
-export function natsKvAddCommand(s: BucketSettings): string {
-  return `nats kv add ${s.bucket} --history=1 --storage=${s.storage} --replicas=${s.replicas} --max-value-size=${s.maxValueSize}`;
-}
 
 /**
  * Creates the bucket unless a bucket of that name exists, which is left as it is.

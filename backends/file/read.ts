@@ -3,11 +3,11 @@
 // opening a device can act on it): an lstat comes first, and the open flags refuse a symlink and
 // never block, should the name be swapped in between.
 
-import { CorruptError } from "../store/errors.ts";
-import { MAX_ENTRY_BYTES } from "../store/limits.ts";
-import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
-import { errorKind, quote } from "../store/_text.ts";
-import { close, kindOf, openForRead, readAll } from "./_fs.ts";
+import { CorruptError } from "../../store/errors.ts";
+import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
+import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
+import { errorKind, quote } from "../../store/_text.ts";
+import { close, kindOf, openForRead, readAll } from "./fs.ts";
 
 // Most headers fit in the first read; a long description takes a second.
 const HEADER_PROBE_BYTES = 1024;

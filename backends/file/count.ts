@@ -14,9 +14,9 @@
 // handle that linked since the pass and by those that passed the check and have not linked yet
 // (reserved), so the handle never lets more through than the limit allows.
 
-import { checkCapacity } from "../store/validate.ts";
-import { listNames } from "./_fs.ts";
-import { keyOf } from "./_file_names.ts";
+import { checkCapacity } from "../../store/validate.ts";
+import { listNames } from "./fs.ts";
+import { keyOf } from "./names.ts";
 
 /** One create's claim on a slot; settle it exactly once. */
 export interface Reservation {

@@ -11,7 +11,7 @@
 // deleted and made again (or restored from a backup) under the same path.
 
 import { createHash } from "node:crypto";
-import { dirIdentity } from "./_fs.ts";
+import { dirIdentity } from "./fs.ts";
 
 /** The revision of stored entry bytes: never 0, which authorizes nothing. */
 export function revisionOf(bytes: Uint8Array): number {

@@ -7,13 +7,13 @@ import {
   NotFoundError,
   StaleError,
   UnavailableError,
-} from "../store/errors.ts";
-import { parseEntry, serializeValid } from "../store/serialize.ts";
-import type { Entry, Item } from "../store/types.ts";
-import type { ValidWrite } from "../store/validate.ts";
-import { abortCheck, type BackendOps, type Call } from "../store/_store.ts";
-import { errorKind, quote } from "../store/_text.ts";
-import { DirSync } from "./_dir_sync.ts";
+} from "../../store/errors.ts";
+import { parseEntry, serializeValid } from "../../store/serialize.ts";
+import type { Entry, Item } from "../../store/types.ts";
+import type { ValidWrite } from "../../store/validate.ts";
+import { abortCheck, type BackendOps, type Call } from "../../store/_store.ts";
+import { errorKind, quote } from "../../store/_text.ts";
+import { DirSync } from "./dir_sync.ts";
 import {
   close,
   createWith,
@@ -25,14 +25,16 @@ import {
   removeQuietly,
   rename,
   syncData,
-} from "./_fs.ts";
-import { lockPath, withLock } from "./_file_lock.ts";
-import { namespaceOf, revisionOf } from "./_file_revision.ts";
-import { selfToken } from "./_process.ts";
-import { sweepName } from "./_file_sweep.ts";
-import { CapacityCheck, type Reservation } from "./_file_count.ts";
-import { keyOf, SUFFIX, TEMP_SUFFIX } from "./_file_names.ts";
-import { readCurrent, readDescription } from "./_file_read.ts";
+} from "./fs.ts";
+import { lockPath, withLock } from "./lock.ts";
+import { namespaceOf, revisionOf } from "./revision.ts";
+import { selfToken } from "./process.ts";
+import { sweepName } from "./sweep.ts";
+import { CapacityCheck, type Reservation } from "./count.ts";
+import { keyOf, SUFFIX, TEMP_SUFFIX } from "./names.ts";
+import { readCurrent, readDescription } from "./read.ts";
+import { auditFileDir } from "./audit.ts";
+import type { StoreAudit } from "../../store/audit.ts";
 
 const BACKEND = "file";
 /** The mode of every entry and temp file, whatever the umask. */
@@ -79,6 +81,11 @@ export class FileBackend implements BackendOps {
       if (description !== undefined) items.push({ key, description });
     }
     return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  // deno-lint-ignore require-await
+  async audit(): Promise<StoreAudit> {
+    return auditFileDir(this.#c.root);
   }
 
   // deno-lint-ignore require-await
@@ -142,7 +149,7 @@ export class FileBackend implements BackendOps {
   // fails if the key exists, so one concurrent creator wins), `rename` for an update that creates.
   // The check runs while the entry is flushed when this is the handle's only create in flight;
   // with others in flight it runs after the flush, where one directory pass is likelier to be
-  // shared with them (see _file_count.ts).
+  // shared with them (see count.ts).
   async #place(
     key: string,
     path: string,

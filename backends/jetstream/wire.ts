@@ -1,7 +1,7 @@
 // What a write of the jetstream backend puts on the wire, and how big a bucket's values must be
 // to take it.
 
-import { MAX_ENTRY_BYTES } from "../store/limits.ts";
+import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 
 /**
  * The most header bytes a revision-checked write carries. The server counts headers against a
@@ -14,7 +14,7 @@ export const MAX_WRITE_HEADER_BYTES = 51 + String(Number.MAX_SAFE_INTEGER).lengt
 
 /**
  * The extra bytes of `Nats-Expected-Last-Sequence: <n>\r\n`, which a create adds when it relies
- * on its capacity bound (see `_jetstream_capacity.ts`). It is sent only when the value still fits
+ * on its capacity bound (see `capacity.ts`). It is sent only when the value still fits
  * the bucket's max value size with it, so it never raises the size a bucket must allow.
  */
 export const STREAM_SEQUENCE_HEADER_BYTES = 31 + String(Number.MAX_SAFE_INTEGER).length;

@@ -2,13 +2,13 @@
 // subject, never a request per key.
 
 import type { ConsumerInfo, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { CorruptError, UnavailableError } from "../store/errors.ts";
-import { MAX_ENTRIES } from "../store/limits.ts";
-import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../store/serialize.ts";
-import { validateKey } from "../store/validate.ts";
-import type { Bound } from "./_jetstream_capacity.ts";
-import { apiCode, type Deadline, PREFIX } from "./_jetstream_errors.ts";
-import { KV_OPERATION } from "./_jetstream_wire.ts";
+import { CorruptError, UnavailableError } from "../../store/errors.ts";
+import { MAX_ENTRIES } from "../../store/limits.ts";
+import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
+import { validateKey } from "../../store/validate.ts";
+import type { Bound } from "./capacity.ts";
+import { apiCode, type Deadline, PREFIX } from "./errors.ts";
+import { KV_OPERATION } from "./wire.ts";
 
 // Messages per pull while listing: bounds what one pull can put on the wire (128 largest
 // entries are about 9 MB) while keeping a listing to a handful of round trips.
@@ -60,19 +60,40 @@ export interface Scanned {
   readonly value: Uint8Array;
 }
 
+/** How a scan reads. */
+export interface ScanOptions {
+  /** Deliver headers only (a count needs no values). */
+  readonly headersOnly?: boolean;
+  /** Keep the latest live value of subjects that are not legal keys too (an operator's audit). */
+  readonly illegal?: boolean;
+}
+
+/** What a scan saw. */
+export interface ScanResult {
+  /** The latest live message of every legal key. */
+  readonly latest: Map<string, Scanned>;
+  /** With `illegal`: the latest live value under each name that is not a legal key. */
+  readonly illegal: Map<string, Uint8Array>;
+  /**
+   * Whether the pass saw every message it expected (a pass cut short by the deadline, or whose
+   * messages vanished while it ran, is incomplete).
+   */
+  readonly complete: boolean;
+  /** Delete markers old enough to purge. */
+  readonly oldMarkers: OldMarker[];
+}
+
 /**
  * The latest live message of every key under the prefix, in one pass over the stream: an
  * ephemeral consumer delivering the last message per subject, pulled in batches, deleted after.
- * Delete markers and subjects that are not legal keys are left out.
- *
- * @returns The keys, and whether the pass saw every message it expected (a pass cut short by
- * the deadline, or whose messages vanished while it ran, is incomplete).
+ * Delete markers are left out, and so are subjects that are not legal keys unless asked for.
  */
 export async function scan(
   ks: Keyspace,
   d: Deadline,
-  headersOnly = false,
-): Promise<{ latest: Map<string, Scanned>; complete: boolean; oldMarkers: OldMarker[] }> {
+  options: ScanOptions = {},
+): Promise<ScanResult> {
+  const headersOnly = options.headersOnly ?? false;
   const { js, jsm, stream, timeout } = ks;
   const ci: ConsumerInfo = await jsm.consumers.add(stream, {
     ack_policy: "none",
@@ -84,6 +105,7 @@ export async function scan(
     inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
   });
   const latest = new Map<string, Scanned>();
+  const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
   const oldBefore = Date.now() - MARKERS.purgeAfterMs;
   let pending = ci.num_pending;
@@ -103,10 +125,16 @@ export async function scan(
           received++;
           pending = m.info.pending;
           const key = keyOf(ks.subjectPrefix, m.subject);
-          if (key !== undefined) {
-            const op = m.headers?.get(KV_OPERATION);
-            const marker = op === "DEL" || op === "PURGE" ||
-              (m.headers?.has("Nats-Marker-Reason") ?? false);
+          const op = m.headers?.get(KV_OPERATION);
+          const marker = op === "DEL" || op === "PURGE" ||
+            (m.headers?.has("Nats-Marker-Reason") ?? false);
+          if (key === undefined) {
+            if (options.illegal && m.subject.startsWith(ks.subjectPrefix)) {
+              const name = m.subject.slice(ks.subjectPrefix.length);
+              if (marker) illegal.delete(name);
+              else illegal.set(name, m.data);
+            }
+          } else {
             if (marker) {
               latest.delete(key);
               if (
@@ -132,12 +160,12 @@ export async function scan(
     // Best effort: a consumer whose delete is lost expires on the server by itself.
     await jsm.consumers.delete(stream, ci.name).catch(() => {});
   }
-  return { latest, complete: pending === 0 && !d.cancelled, oldMarkers };
+  return { latest, illegal, complete: pending === 0 && !d.cancelled, oldMarkers };
 }
 
 /**
  * Counts the live keys under the prefix, for the capacity check: a bound at the stream sequence
- * read before the count (see `_jetstream_capacity.ts`), and the stream's creation time, which
+ * read before the count (see `capacity.ts`), and the stream's creation time, which
  * tells the caller whether the bucket is still the instance its earlier bounds came from. The
  * stream's subject total comes first, in a small reply: it bounds the prefix's keys, and below
  * the limit that is enough. Otherwise the prefix's own subjects are counted; they include delete
@@ -168,7 +196,7 @@ export async function count(
     const live = before.live + (seq - before.seq);
     if (live < MAX_ENTRIES) return { live, seq, created, oldMarkers: [] };
   }
-  const { latest, complete, oldMarkers } = await scan(ks, d, true);
+  const { latest, complete, oldMarkers } = await scan(ks, d, { headersOnly: true });
   if (!complete) {
     throw new UnavailableError(
       `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,

@@ -3,11 +3,11 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
-import { ConfigError, MemoryError, UnavailableError } from "../store/errors.ts";
-import { validateKey } from "../store/validate.ts";
-import { describeType, quote } from "../store/_text.ts";
-import { apiCode, errorName, PREFIX, reason, STREAM_NOT_FOUND } from "./_jetstream_errors.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./_jetstream_wire.ts";
+import { ConfigError, MemoryError, UnavailableError } from "../../store/errors.ts";
+import { validateKey } from "../../store/validate.ts";
+import { describeType, quote } from "../../store/_text.ts";
+import { apiCode, errorName, PREFIX, reason, STREAM_NOT_FOUND } from "./errors.ts";
+import { JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
 
 /** How long construction may take. */
 export const BIND_TIMEOUT_MS = 10_000;
