@@ -76,76 +76,56 @@ run takes about 5 minutes on 2 cores; --quick about 15 seconds.
 `;
 
 const OPS: readonly Op[] = ["create", "update", "read", "delete", "counter"];
+// The flags that take a value, then the switches.
+const STRINGS = "processes ops keys keyspace value-size mix backend trials suites list-entries";
+const MORE_STRINGS = "list-value-sizes list-reps warmup servers dir json";
+const BOOLEANS = "write-bench-md quick strict help";
 
 /** Parses `args`; throws an `Error` whose message is fit for the user. */
 export function parseConfig(args: string[]): Config | "help" {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      processes: { type: "string" },
-      ops: { type: "string" },
-      keys: { type: "string" },
-      keyspace: { type: "string" },
-      "value-size": { type: "string" },
-      mix: { type: "string" },
-      backend: { type: "string" },
-      trials: { type: "string" },
-      suites: { type: "string" },
-      "list-entries": { type: "string" },
-      "list-value-sizes": { type: "string" },
-      "list-reps": { type: "string" },
-      warmup: { type: "string" },
-      servers: { type: "string" },
-      dir: { type: "string" },
-      json: { type: "string" },
-      "write-bench-md": { type: "boolean" },
-      quick: { type: "boolean" },
-      strict: { type: "boolean" },
-      help: { type: "boolean" },
-    },
-  });
-  if (values.help) return "help";
+  const options = Object.fromEntries([
+    ...`${STRINGS} ${MORE_STRINGS}`.split(" ").map((name) => [name, { type: "string" as const }]),
+    ...BOOLEANS.split(" ").map((name) => [name, { type: "boolean" as const }]),
+  ]);
+  const parsed = parseArgs({ args, strict: true, allowPositionals: false, options });
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const text = (name: string) => values[name] as string | undefined;
+  if (values.help === true) return "help";
   const quick = values.quick === true;
-  const int = (name: string, text: string | undefined, fallback: number, min = 1) => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
+  const int = (name: string, fallback: number, min = 1, given = text(name)) => {
+    if (given === undefined) return fallback;
+    const n = Number(given);
     if (!Number.isSafeInteger(n) || n < min) {
-      throw new Error(`Invalid --${name} "${text}": expected an integer of at least ${min}`);
+      throw new Error(`Invalid --${name} "${given}": expected an integer of at least ${min}`);
     }
     return n;
   };
-  const processes = int("processes", values.processes, quick ? 2 : 4);
-  const keys = int("keys", values.keys, quick ? 8 : 64);
-  const keyspaceText = values.keyspace ?? "both";
-  const keyspaces = choice("keyspace", keyspaceText, ["contended", "disjoint", "both"]);
-  const backendText = values.backend ?? "both";
-  choice("backend", backendText, ["file", "jetstream", "both"]);
-  const suites = (values.suites ?? SUITES.join(",")).split(",").map((t) =>
-    choice("suites", t.trim(), SUITES) as Suite
-  );
-  const mixText = values.mix ?? "create,update=2,read=2,counter=1,delete";
+  const keyspaces = ["contended", "disjoint", "both"];
+  const keyspace = choice("keyspace", text("keyspace") ?? "both", keyspaces);
+  const backend = choice("backend", text("backend") ?? "both", ["file", "jetstream", "both"]);
+  const mixText = text("mix") ?? "create,update=2,read=2,counter=1,delete";
   const config: Config = {
-    processes,
-    ops: int("ops", values.ops, quick ? 30 : 1500),
-    keys,
-    keyspaces: keyspaces === "both" ? ["contended", "disjoint"] : [keyspaces as Keyspace],
-    valueSize: int("value-size", values["value-size"], 1024, 0),
+    processes: int("processes", quick ? 2 : 4),
+    ops: int("ops", quick ? 30 : 1500),
+    keys: int("keys", quick ? 8 : 64),
+    keyspaces: keyspace === "both" ? ["contended", "disjoint"] : [keyspace as Keyspace],
+    valueSize: int("value-size", 1024, 0),
     mix: parseMix(mixText),
     mixText,
-    backends: backendText === "both" ? ["file", "jetstream"] : [backendText as Backend],
-    trials: int("trials", values.trials, quick ? 1 : 5),
-    suites,
-    listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES, 0),
-    listValueSizes: (values["list-value-sizes"] ?? "1024,65536").split(",").map((s) =>
-      int("list-value-sizes", s.trim(), 0, 0)
+    backends: backend === "both" ? ["file", "jetstream"] : [backend as Backend],
+    trials: int("trials", quick ? 1 : 5),
+    suites: (text("suites") ?? SUITES.join(",")).split(",").map((t) =>
+      choice("suites", t.trim(), SUITES) as Suite
     ),
-    listReps: int("list-reps", values["list-reps"], quick ? 1 : 5),
-    warmup: int("warmup", values.warmup, quick ? 3 : 200, 0),
-    servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
-    dir: values.dir,
-    json: values.json,
+    listEntries: int("list-entries", quick ? 128 : MAX_ENTRIES, 0),
+    listValueSizes: (text("list-value-sizes") ?? "1024,65536").split(",").map((s) =>
+      int("list-value-sizes", 0, 0, s.trim())
+    ),
+    listReps: int("list-reps", quick ? 1 : 5),
+    warmup: int("warmup", quick ? 3 : 200, 0),
+    servers: text("servers")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    dir: text("dir"),
+    json: text("json"),
     writeBenchMd: values["write-bench-md"] === true,
     quick,
     strict: values.strict === true,

@@ -1,8 +1,15 @@
 // BENCH.md, rendered from a run's results (the `--json` document), so rerunning the benchmark
 // rewrites it in one command. Hand-written analysis lives in bench/analysis.md and is included.
 
-import { invariantsText, listTable, operationsTables, table, targetsTable } from "./_report.ts";
-import { microTables, peersTables } from "./_report_more.ts";
+import { table } from "./_format.ts";
+import {
+  invariantsText,
+  listTable,
+  microTables,
+  operationsTables,
+  peersTables,
+  targetsTable,
+} from "./_report.ts";
 import type { Results } from "./_results.ts";
 
 /**

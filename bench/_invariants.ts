@@ -1,9 +1,9 @@
 // The benchmark's invariants, checked after every phase of a run: one create winner per key, one
 // delete winner per key, the store lists exactly the keys written, no lost increment, no torn
-// read. A broken one fails the run.
+// read. A broken one fails the run. What a run left behind is read through the library.
 
-import type { WorkerPool } from "./_pool.ts";
-import type { Op, PhaseResult, SnapshotResult } from "./_protocol.ts";
+import type { Store } from "../mod.ts";
+import type { Op, PhaseResult } from "./_protocol.ts";
 
 /** The key every counter phase increments. */
 export const COUNTER_KEY = "counter";
@@ -14,86 +14,64 @@ export interface Checks {
   readonly violations: string[];
 }
 
-/** Checks one phase's invariants; a broken one is recorded in `ctx` and printed at once. */
+/** Checks one phase's invariants against `store`; a broken one is recorded and printed at once. */
 export async function checkPhase(
   ctx: Checks,
-  pool: WorkerPool,
   where: string,
-  op: Op,
-  results: readonly PhaseResult[],
-  all: readonly string[],
+  { op, results, all }: { op: Op; results: readonly PhaseResult[]; all: readonly string[] },
+  store: Store,
 ): Promise<void> {
-  const fail = (message: string) => {
-    ctx.violations.push(`${where}, ${op}: ${message}`);
-    console.error(`\n!!! INVARIANT BROKEN in ${where}, ${op}: ${message}`);
-  };
   const check = (ok: boolean, message: () => string) => {
     ctx.checks++;
-    if (!ok) fail(message());
+    if (ok) return;
+    ctx.violations.push(`${where}, ${op}: ${message()}`);
+    console.error(`\n!!! INVARIANT BROKEN in ${where}, ${op}: ${message()}`);
   };
-  const n = results.length;
+  const total = (f: (r: PhaseResult) => number) => results.reduce((s, r) => s + f(r), 0);
   if (op === "create" || op === "delete") {
     // Exactly one winner per key: the one create that linked / the one delete that saw it.
     const winners = new Map<string, number>();
-    for (const r of results) {
-      for (const key of r.won) winners.set(key, (winners.get(key) ?? 0) + 1);
-    }
-    const twice = [...winners].filter(([, count]) => count > 1).map(([key]) => key);
+    for (const key of results.flatMap((r) => r.won)) winners.set(key, (winners.get(key) ?? 0) + 1);
+    const twice = [...winners].filter(([, count]) => count > 1);
     const none = all.filter((key) => !winners.has(key));
     check(
       twice.length === 0,
       () =>
-        `${twice.length} key(s) had more than one ${op} winner, e.g. "${twice[0]}" won ${
-          winners.get(twice[0] as string)
+        `${twice.length} key(s) had more than one ${op} winner, e.g. "${twice[0]?.[0]}" won ${
+          twice[0]?.[1]
         } times`,
     );
-    check(
-      none.length === 0,
-      () => `${none.length} key(s) had no ${op} winner, e.g. "${none[0]}"`,
-    );
+    check(none.length === 0, () => `${none.length} key(s) had no ${op} winner, e.g. "${none[0]}"`);
     if (op === "create") {
-      const exists = results.reduce((s, r) => s + r.exists, 0);
-      const attempts = results.reduce((s, r) => s + r.latencies.length, 0);
-      check(
-        exists === attempts - all.length,
-        () => `${exists} creates reported "exists", expected ${attempts - all.length}`,
-      );
+      const [exists, expected] = [
+        total((r) => r.exists),
+        total((r) => r.latencies.length) - all.length,
+      ];
+      check(exists === expected, () => `${exists} creates reported "exists", expected ${expected}`);
     }
-    const snapshot = await pool.one<SnapshotResult>(0, { cmd: "snapshot", keys: [] });
-    const expected = op === "create" ? [...all].sort() : [];
-    const present = snapshot.keys.filter((k) => k !== COUNTER_KEY);
+    const present = new Set(
+      (await store.list()).map((item) => item.key).filter((k) => k !== COUNTER_KEY),
+    );
+    const expected = op === "create" ? all : [];
+    const missing = expected.find((k) => !present.has(k));
+    const extra = [...present].find((k) => !expected.includes(k));
     check(
-      sameKeys(present, expected),
+      present.size === expected.length && missing === undefined,
       () =>
-        `after ${op} the store lists ${present.length} key(s), expected ${expected.length}${
-          diffHint(present, expected)
-        }`,
+        `after ${op} the store lists ${present.size} key(s), expected ${expected.length}${
+          missing ? `; missing "${missing}"` : ""
+        }${extra ? `; unexpected "${extra}"` : ""}`,
     );
   } else if (op === "read") {
-    const bad = results.reduce((s, r) => s + r.badReads, 0);
+    const bad = total((r) => r.badReads);
     check(bad === 0, () => `${bad} read(s) returned an entry no writer wrote (torn or truncated)`);
   } else if (op === "counter") {
-    const increments = results.reduce((s, r) => s + r.latencies.length, 0);
-    const snapshot = await pool.one<SnapshotResult>(0, { cmd: "snapshot", keys: [COUNTER_KEY] });
-    const value = snapshot.values[COUNTER_KEY];
+    const increments = total((r) => r.latencies.length);
+    const value = (await store.read(COUNTER_KEY)).content;
     check(
       value === String(increments),
       () =>
-        `lost increment: the counter holds ${value} after ${increments} increments by ${n} processes`,
+        `lost increment: the counter holds ${value} after ${increments} increments by ${results.length} processes`,
     );
   }
-}
-
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const set = new Set(a);
-  return b.every((k) => set.has(k));
-}
-
-function diffHint(present: readonly string[], expected: readonly string[]): string {
-  const p = new Set(present);
-  const e = new Set(expected);
-  const missing = expected.find((k) => !p.has(k));
-  const extra = present.find((k) => !e.has(k));
-  return `${missing ? `; missing "${missing}"` : ""}${extra ? `; unexpected "${extra}"` : ""}`;
 }

@@ -1,5 +1,5 @@
 // The peers: what a user would pick instead of this library, behind one small interface so
-// bench/peers.ts runs the same workload on each. Dev-only: nothing here is reachable from mod.ts.
+// bench/peers.ts runs the same workload on each (its SYSTEMS name them). Dev-only: nothing here is reachable from mod.ts.
 //
 // Each value is a one-line description and a one-line body. An update replaces the body this
 // process last read (the revision-checked systems check it was not overwritten since); an
@@ -8,38 +8,13 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
-import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
-import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
-
-// Every retry loop here gives up after this many attempts, so a peer that never settles (a key
-// gone missing, a lock never released) fails the run instead of spinning forever.
-const MAX_ATTEMPTS = 10_000;
-
-function bounded(attempt: number): number {
-  if (attempt + 1 >= MAX_ATTEMPTS) throw new Error(`gave up after ${MAX_ATTEMPTS} attempts`);
-  return attempt + 1;
-}
-
-/** One system. */
-export type System = typeof SYSTEMS[number];
-/** Every system the peers table and the lost-update table can run. */
-export const SYSTEMS = [
-  "agentmem file",
-  "agentmem file, readBeforeUpdate",
-  "agentmem jetstream",
-  "Deno KV",
-  "SQLite",
-  "Anthropic filesystem tool",
-  "MCP memory (JSONL)",
-  "unstorage fs driver",
-] as const;
-/** Systems run in the lost-update table only. */
-export const LOST_UPDATE_ONLY: readonly System[] = [
-  "agentmem file, readBeforeUpdate",
-  "unstorage fs driver",
-];
+import { Scope, StaleError } from "../mod.ts";
+import { DESCRIPTION, openStore } from "./_location.ts";
+import type { Location } from "./_protocol.ts";
+import { retrying, unless } from "./_target.ts";
 
 /** What one system does per operation. */
 export interface Peer {
@@ -53,45 +28,74 @@ export interface Peer {
   close(): Promise<void>;
 }
 
-/** Where a system keeps its data: a directory (made by the driver), and NATS for jetstream. */
-export interface Place {
-  readonly dir: string;
-  readonly bucket: string;
-  readonly servers: readonly string[];
-}
-
-/** Opens `system` at `place`. */
-export function openPeer(system: System, place: Place): Promise<Peer> {
+/** Opens `system` in a place with a directory and a bucket. */
+export async function openPeer(
+  system: string,
+  place: Location,
+  nc: NatsConnection | undefined,
+): Promise<Peer> {
+  const dir = place.dir as string;
   switch (system) {
     case "agentmem file":
-      return agentmem(openFileStore({ dir: place.dir }), false);
-    case "agentmem file, readBeforeUpdate": {
-      const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
-      return agentmem(open({ dir: place.dir, readBeforeUpdate: true }), true);
-    }
+      return agentmem(await openStore({ dir }, nc), false);
+    case "agentmem file, readBeforeUpdate":
+      return agentmem(await openStore({ dir }, nc, true), true);
     case "agentmem jetstream":
-      return agentmemJetStream(place);
+      return agentmem(await openStore({ bucket: place.bucket as string }, nc), true);
     case "Deno KV":
-      return denoKv(`${place.dir}/kv.sqlite`);
+      return await denoKv(`${dir}/kv.sqlite`);
     case "SQLite":
-      return sqlite(`${place.dir}/memory.db`);
+      return await sqlite(`${dir}/memory.db`);
     case "Anthropic filesystem tool":
-      return anthropicTool(place.dir);
+      return await anthropicTool(dir);
     case "MCP memory (JSONL)":
-      return Promise.resolve(mcpJsonl(`${place.dir}/memory.jsonl`));
+      return mcpJsonl(`${dir}/memory.jsonl`);
     case "unstorage fs driver":
-      return Promise.resolve(unstorageFs(place.dir));
+      return unstorageFs(dir);
   }
+  throw new Error(`Unknown peer "${system}"`);
+}
+
+/**
+ * Runs `op` over `keys`, `reps` times: each key once per rep, one call at a time. A read, update
+ * or delete that fails (of a key a lost create never wrote) is counted, not fatal.
+ */
+export async function runPeer(peer: Peer, op: string, keys: readonly string[], reps: number) {
+  let [retries, seen, failed] = [0, 0, 0];
+  const calls: Record<string, (key: string) => Promise<unknown>> = {
+    create: (key) => peer.create(key, DESCRIPTION, CREATE),
+    seed: (key) => peer.create(key, "counter", "count: 0;"),
+    read: (key) => peer.read(key),
+    update: (key) => peer.update(key, UPDATE),
+    delete: (key) => peer.delete(key),
+    list: async () => (seen = await peer.list()),
+    increment: async (key) => (retries += await peer.increment(key)),
+    value: async (key) => (seen = Number(COUNT.exec(await peer.read(key))?.[1])),
+  };
+  const call = calls[op];
+  if (call === undefined) throw new Error(`Unknown peer operation "${op}"`);
+  const start = performance.timeOrigin + performance.now();
+  for (let r = 0; r < reps; r++) {
+    for (const key of keys) {
+      try {
+        await call(key);
+      } catch (e) {
+        if (!["read", "update", "delete"].includes(op)) throw e;
+        failed++;
+      }
+    }
+  }
+  return { start, end: performance.timeOrigin + performance.now(), retries, seen, failed };
 }
 
 const COUNT = /count: (\d+);/;
+const CREATE = "c".repeat(1024);
+const UPDATE = "u".repeat(1024);
 const isCode = (e: unknown, code: string) => (e as { code?: unknown }).code === code;
 
-async function agentmem(opening: Promise<Store>, checked: boolean, close = () => {}) {
-  const store = await opening;
-  const scope = new Scope();
+function agentmem(store: Awaited<ReturnType<typeof openStore>>, checked: boolean): Peer {
+  const opts = { scope: new Scope() };
   const descriptions = new Map<string, string>();
-  const opts = { scope };
   return {
     create: (key, description, body) => {
       descriptions.set(key, description);
@@ -105,42 +109,26 @@ async function agentmem(opening: Promise<Store>, checked: boolean, close = () =>
     update: (key, body) => store.update(key, descriptions.get(key) ?? "counter", body, opts),
     list: async () => (await store.list()).length,
     delete: async (key) => void await store.delete(key, opts),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    increment: (key) =>
+      retrying(unless((e) => checked && e instanceof StaleError, async () => {
         const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
-        try {
-          await store.update(key, "counter", `count: ${n + 1};`, opts);
-          return conflicts;
-        } catch (e) {
-          if (!checked || !isCode(e, "stale")) throw e;
-        }
-      }
-    },
-    close: () => Promise.resolve(close()),
-  } satisfies Peer;
-}
-
-async function agentmemJetStream(place: Place): Promise<Peer> {
-  const nc = await connect({ servers: [...place.servers] });
-  const store = openJetStreamStore({ bucket: place.bucket, prefix: "" }, { nc });
-  return agentmem(store, true, () => void nc.close());
+        await store.update(key, "counter", `count: ${n + 1};`, opts);
+      })),
+    close: () => Promise.resolve(),
+  };
 }
 
 // Deno KV: a versionstamp check on create (must be absent) and on update (must be what was read).
 // Several processes on one local Deno KV file get "database is locked" under contention: every
-// call is retried on it (counted in `lockedRetries`), as a user would have to.
-export let lockedRetries = 0;
+// call is retried on it, as a user would have to.
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
-  for (let tries = 0;; tries = bounded(tries)) {
-    try {
-      // Awaited inside the try: a synchronous throw and a rejection are both caught.
-      return await fn();
-    } catch (e) {
-      if (!String(e).includes("database is locked")) throw e;
-      lockedRetries++;
-      await new Promise((r) => setTimeout(r, 1));
-    }
-  }
+  let result: T | undefined;
+  await retrying(unless((e) => String(e).includes("database is locked"), async (retry) => {
+    if (retry) await new Promise((r) => setTimeout(r, 1));
+    // Awaited inside the attempt: a synchronous throw and a rejection are both caught.
+    result = await fn();
+  }));
+  return result as T;
 }
 
 async function denoKv(path: string): Promise<Peer> {
@@ -156,7 +144,8 @@ async function denoKv(path: string): Promise<Peer> {
   const put = async (key: string, stamp: string | null, value: V) =>
     (await unlocked(() =>
       kv.atomic().check({ key: ["m", key], versionstamp: stamp }).set(["m", key], value).commit()
-    )).ok;
+    ))
+      .ok;
   return {
     async create(key, description, body) {
       if (!(await put(key, null, { description, body }))) throw new Error(`${key} exists`);
@@ -168,23 +157,21 @@ async function denoKv(path: string): Promise<Peer> {
         throw new Error(`${key} changed`);
       }
     },
-    async list() {
-      return await unlocked(async () => {
+    list: () =>
+      unlocked(async () => {
         let n = 0;
         for await (const _ of kv.list({ prefix: ["m"] })) n++;
         return n;
-      });
-    },
+      }),
     delete: (key) => unlocked(() => kv.delete(["m", key])),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    increment: (key) =>
+      retrying(async () => {
         const e = await get(key);
-        const n = Number(COUNT.exec(e.value.body)?.[1]);
-        if (await put(key, e.versionstamp, { ...e.value, body: `count: ${n + 1};` })) {
-          return conflicts;
-        }
-      }
-    },
+        return await put(key, e.versionstamp, {
+          ...e.value,
+          body: `count: ${Number(COUNT.exec(e.value.body)?.[1]) + 1};`,
+        });
+      }),
     close: () => Promise.resolve(kv.close()),
   };
 }
@@ -229,15 +216,12 @@ async function sqlite(path: string): Promise<Peer> {
     },
     list: () => Promise.resolve(lst.all().length),
     delete: (key) => Promise.resolve(void del.run(key)),
-    increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    increment: (key) =>
+      retrying(() => {
         const row = get(key);
         const n = Number(COUNT.exec(row.body)?.[1]);
-        if (upd.run(`count: ${n + 1};`, key, row.version).changes === 1) {
-          return Promise.resolve(conflicts);
-        }
-      }
-    },
+        return Promise.resolve(upd.run(`count: ${n + 1};`, key, row.version).changes === 1);
+      }),
     close: () => Promise.resolve(db.close()),
   };
 }
@@ -268,17 +252,11 @@ async function anthropicTool(dir: string): Promise<Peer> {
     list: async () =>
       (await tool.view({ command: "view", path: "/memories" })).split("\n").length - 2,
     delete: async (key) => void await tool.delete({ command: "delete", path: path(key) }),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    increment: (key) =>
+      retrying(unless((e) => String(e).includes("did not appear verbatim"), async () => {
         const n = Number(COUNT.exec(await view(key))?.[1]);
-        try {
-          await replace(key, `count: ${n};`, `count: ${n + 1};`);
-          return conflicts;
-        } catch (e) {
-          if (!String(e).includes("did not appear verbatim")) throw e;
-        }
-      }
-    },
+        await replace(key, `count: ${n};`, `count: ${n + 1};`);
+      })),
     close: () => Promise.resolve(),
   };
 }
@@ -291,13 +269,9 @@ async function anthropicTool(dir: string): Promise<Peer> {
 function mcpJsonl(file: string): Peer {
   type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
   const load = async (): Promise<Entity[]> => {
-    let text: string;
-    try {
-      text = await readFile(file, "utf-8");
-    } catch (e) {
-      if (isCode(e, "ENOENT")) return [];
-      throw e;
-    }
+    const text = await readFile(file, "utf-8").catch((e) =>
+      isCode(e, "ENOENT") ? "" : Promise.reject(e)
+    );
     return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Entity);
   };
   const save = async (graph: Entity[]) => {
@@ -329,9 +303,7 @@ function mcpJsonl(file: string): Peer {
       await save(graph);
     },
     list: async () => (await load()).length,
-    async delete(key) {
-      await save((await load()).filter((e) => e.name !== key));
-    },
+    delete: async (key) => await save((await load()).filter((e) => e.name !== key)),
     async increment(key) {
       const graph = await load();
       const e = find(graph, key);
@@ -354,15 +326,13 @@ function unstorageFs(dir: string): Peer {
     update: (key, body) => storage.setItem(key, body),
     list: async () => (await storage.getKeys()).length,
     delete: (key) => storage.removeItem(key),
-    async increment(key) {
-      // The driver writes files in place: a read can find one half-written. Read again.
-      for (let torn = 0;; torn = bounded(torn)) {
+    // The driver writes files in place: a read can find one half-written. Read again.
+    increment: (key) =>
+      retrying(async () => {
         const found = COUNT.exec(await read(key));
-        if (found === null) continue;
-        await storage.setItem(key, `count: ${Number(found[1]) + 1};`);
-        return torn;
-      }
-    },
+        if (found !== null) await storage.setItem(key, `count: ${Number(found[1]) + 1};`);
+        return found !== null;
+      }),
     close: () => storage.dispose(),
   };
 }

@@ -1,15 +1,15 @@
 // A pool of worker processes (bench/worker.ts), each a separate Deno process driven over a JSON
-// line protocol on stdin/stdout. The driver sends every worker its command at once, so the
-// workers run a phase concurrently.
+// line protocol on stdin/stdout (bench/_protocol.ts), and the worker's side of that protocol. The
+// driver sends every worker its command at once, so the workers run a phase concurrently.
 
-import type { Command, InitCommand, Reply } from "./_protocol.ts";
+import type { Command, Reply } from "./_protocol.ts";
 import { denoEnv, denoRunArgs } from "../tests/_lib/deno_child.ts";
 
-const WORKER = new URL("./worker.ts", import.meta.url);
+const WORKER = new URL("./worker.ts", import.meta.url).pathname;
 const ENCODER = new TextEncoder();
 
-/** One worker process: bench/worker.ts, or another script speaking the same line protocol. */
-export class WorkerProcess {
+/** One worker process. */
+class WorkerProcess {
   readonly index: number;
   readonly #child: Deno.ChildProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
@@ -17,19 +17,12 @@ export class WorkerProcess {
   #stderr = "";
   readonly #stderrDone: Promise<void>;
 
-  constructor(index: number, script: URL = WORKER, args: readonly string[] = []) {
+  constructor(index: number) {
     this.index = index;
+    // All: reading /proc/self/io (the bytes a listing read) needs it. Deno KV, a peer, is unstable.
+    const args = [...denoRunArgs(), "--quiet", "--allow-all", "--unstable-kv", WORKER];
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        ...denoRunArgs(),
-        "--quiet",
-        // All: reading /proc/self/io (the bytes a listing read) needs it.
-        "--allow-all",
-        // Deno KV, a peer in bench/peers.ts, is an unstable API.
-        "--unstable-kv",
-        script.pathname,
-        ...args,
-      ],
+      args,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -46,16 +39,13 @@ export class WorkerProcess {
     })();
   }
 
-  async send(command: Command | { readonly cmd: string }): Promise<unknown> {
+  async send(command: Command): Promise<unknown> {
     await this.#writer.write(ENCODER.encode(JSON.stringify(command) + "\n"));
     const next = await this.#lines.next();
     if (next.done) {
       await this.#stderrDone.catch(() => {});
-      throw new Error(
-        `Worker ${this.index} exited during "${command.cmd}":\n${
-          this.#stderr.trim() || "(no stderr)"
-        }`,
-      );
+      const stderr = this.#stderr.trim() || "(no stderr)";
+      throw new Error(`Worker ${this.index} exited during "${command.cmd}":\n${stderr}`);
     }
     let reply: Reply;
     try {
@@ -68,11 +58,7 @@ export class WorkerProcess {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.send({ cmd: "exit" });
-    } catch {
-      // already gone
-    }
+    await this.send({ cmd: "exit" }).catch(() => {});
     await this.#writer.close().catch(() => {});
     const timer = setTimeout(() => {
       try {
@@ -87,7 +73,7 @@ export class WorkerProcess {
   }
 }
 
-/** N worker processes, initialised and ready for commands. */
+/** N worker processes, initialised and ready for commands; ended on dispose. */
 export class WorkerPool implements AsyncDisposable {
   readonly #workers: WorkerProcess[];
 
@@ -96,11 +82,10 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   /** Spawns `size` workers and sends each its `init` command. */
-  static async start(size: number, init: (index: number) => InitCommand): Promise<WorkerPool> {
-    const workers = Array.from({ length: size }, (_, i) => new WorkerProcess(i));
-    const pool = new WorkerPool(workers);
+  static async start(size: number, init: (index: number) => Command): Promise<WorkerPool> {
+    const pool = new WorkerPool(Array.from({ length: size }, (_, i) => new WorkerProcess(i)));
     try {
-      await Promise.all(workers.map((w) => w.send(init(w.index))));
+      await pool.each(init);
     } catch (e) {
       await pool.close();
       throw e;
@@ -112,9 +97,11 @@ export class WorkerPool implements AsyncDisposable {
     return this.#workers.length;
   }
 
-  /** Sends each worker its own command at once and waits for every reply, in worker order. */
-  each<T>(command: (index: number) => Command): Promise<T[]> {
-    return Promise.all(this.#workers.map((w) => w.send(command(w.index)) as Promise<T>));
+  /** Sends each of the first `count` workers its own command at once; replies in worker order. */
+  each<T>(command: (index: number) => Command, count = this.size): Promise<T[]> {
+    return Promise.all(
+      this.#workers.slice(0, count).map((w) => w.send(command(w.index)) as Promise<T>),
+    );
   }
 
   /** Sends one worker a command. */
@@ -134,8 +121,32 @@ export class WorkerPool implements AsyncDisposable {
   }
 }
 
+/** The worker's side: answers every command on stdin with one reply line until "exit" or EOF. */
+export async function serve(
+  handle: (command: Command) => Promise<unknown>,
+  end: () => Promise<void>,
+): Promise<void> {
+  const write = async (reply: Reply) => {
+    const bytes = ENCODER.encode(JSON.stringify(reply) + "\n");
+    for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
+  };
+  for await (const line of readLines(Deno.stdin.readable)) {
+    const command = JSON.parse(line) as Command;
+    if (command.cmd === "exit") {
+      await end();
+      return await write({ ok: true });
+    }
+    try {
+      await write({ ok: true, result: await handle(command) });
+    } catch (e) {
+      await write({ ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+    }
+  }
+  await end();
+}
+
 /** Splits a byte stream into lines. */
-export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let buffer = "";
   for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
     buffer += chunk;

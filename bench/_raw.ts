@@ -1,18 +1,22 @@
-// The floors: the fastest way to do each job on Deno without the library, so a target says how
-// far the library is from what the runtime allows (not from a copy of the library's own calls).
+// The file floors: the fastest way to do each job on Deno without the library, so a target says
+// how far the library is from what the runtime allows (not from a copy of the library's code).
 //
 // - read: `Deno.readFileSync`, decode, split the header from the body.
 // - list: one `readDirSync` pass, then one small read (the first KiB) per entry, decode, find the
 //   description line. No bodies.
 // - durable create: `lstat` (an existing key costs no write), temp file, write, fsync, `link`
-//   (exclusive), unlink the temp, then one directory fsync shared by every create in flight
-//   (group commit: a write is acknowledged only after a directory fsync that started after its
-//   link). One file fsync per create plus one directory fsync per batch; with one create in
-//   flight, two fsyncs per create.
-// - durable update: the same with `rename` in place of `link`.
+//   (exclusive), unlink the temp, directory fsync: two fsyncs per create.
+// - durable update: the same with `rename` in place of `link`; delete: `remove`, directory fsync.
+// - 16 in flight: the same writes, their directory fsyncs shared by group commit (`groupCommit`).
+// No validation, symlink checks, capacity or telemetry.
+
+import type { Entries, Target } from "./_target.ts";
 
 const DECODER = new TextDecoder();
 const HEAD_BYTES = 1024;
+// A deliberate bug for the benchmark's own test: the raw create claims every key it tries, so
+// the "one create winner per key" invariant must break and the run must fail.
+const FAULT_CREATE_ALWAYS_WINS = Deno.env.get("AGENTMEM_BENCH_FAULT") === "create-always-wins";
 
 /** Reads one entry file whole and splits header from body; returns the body's length. */
 export function rawRead(path: string): number {
@@ -37,46 +41,37 @@ export function rawList(dir: string): { key: string; description: string }[] {
     }
     const head = DECODER.decode(buf.subarray(0, n));
     const at = head.indexOf("description: ");
-    const eol = head.indexOf("\n", at);
-    out.push({ key: e.name.slice(0, -3), description: head.slice(at + 13, eol) });
+    out.push({
+      key: e.name.slice(0, -3),
+      description: head.slice(at + 13, head.indexOf("\n", at)),
+    });
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-/** Shares one directory fsync between every write that is waiting for one. */
-export class DirSync {
-  readonly #dir: string;
-  #running: Promise<void> | undefined;
-  #queued: Promise<void> | undefined;
-  /** Directory fsyncs made so far. */
-  count = 0;
-
-  constructor(dir: string) {
-    this.#dir = dir;
+/** Flushes a directory (its entries) to disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = Deno.openSync(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
   }
+}
 
-  /** Resolves after a directory fsync that started after this call. */
-  sync(): Promise<void> {
-    if (this.#running === undefined) {
-      this.#running = this.#once().finally(() => (this.#running = undefined));
-      return this.#running;
-    }
-    this.#queued ??= this.#running.then(() => {
-      this.#queued = undefined;
-      return this.sync();
-    });
-    return this.#queued;
-  }
-
-  async #once(): Promise<void> {
-    this.count++;
-    const handle = Deno.openSync(this.#dir, { read: true });
-    try {
-      await handle.sync();
-    } finally {
-      handle.close();
-    }
-  }
+/**
+ * Group commit, the obvious way: a caller waits for a directory fsync that starts after its
+ * call. One runs at a time; everyone who asks while it runs shares the next one.
+ */
+export function groupCommit(dir: string): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const start = () => {
+    next = undefined;
+    running = syncDir(dir).finally(() => (running = undefined));
+    return running;
+  };
+  return () => running === undefined ? start() : (next ??= running.then(start));
 }
 
 async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
@@ -91,12 +86,12 @@ async function stage(dir: string, key: string, bytes: Uint8Array): Promise<strin
   return temp;
 }
 
-/** Durable exclusive create; `false` when the key exists. */
+/** Durable exclusive create; `false` when the key exists. `sync` flushes the directory. */
 export async function rawCreate(
   dir: string,
-  sync: DirSync,
   key: string,
   bytes: Uint8Array,
+  sync = () => syncDir(dir),
 ): Promise<boolean> {
   const path = `${dir}/${key}.md`;
   // Look before staging: a key that exists costs one lstat, not a durable write. `link` stays
@@ -116,20 +111,41 @@ export async function rawCreate(
   } finally {
     Deno.removeSync(temp);
   }
-  await sync.sync();
+  await sync();
   return true;
 }
 
-/** Durable replace. */
+/** Durable replace. `sync` flushes the directory. */
 export async function rawUpdate(
   dir: string,
-  sync: DirSync,
   key: string,
   bytes: Uint8Array,
+  sync = () => syncDir(dir),
 ): Promise<void> {
-  const temp = await stage(dir, key, bytes);
-  Deno.renameSync(temp, `${dir}/${key}.md`);
-  await sync.sync();
+  Deno.renameSync(await stage(dir, key, bytes), `${dir}/${key}.md`);
+  await sync();
+}
+
+/** The file floors over `dir` as a target (one call in flight, so no directory fsync to share). */
+export function fileRawTarget(dir: string, entries: Entries): Target {
+  const path = (key: string) => `${dir}/${key}.md`;
+  return {
+    create: async (key) =>
+      (await rawCreate(dir, key, entries.createBytes)) || FAULT_CREATE_ALWAYS_WINS,
+    update: (key) => rawUpdate(dir, key, entries.updateBytes),
+    read: (key) => Promise.resolve(rawRead(path(key)) === entries.valueSize),
+    async delete(key) {
+      try {
+        Deno.removeSync(path(key));
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) return false;
+        throw e;
+      }
+      await syncDir(dir);
+      return true;
+    },
+    increment: () => Promise.reject(new Error("file-raw does not run the counter")),
+  };
 }
 
 /** Runs `fn` over `items` with at most `width` calls in flight; resolves to the elapsed ms. */

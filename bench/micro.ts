@@ -5,88 +5,79 @@
 //   create made in the same state (the exact capacity check is what grows with the count);
 // - rbu: file `update()` with `readBeforeUpdate: true` against the raw durable update;
 // - inflight: 16 durable file creates/updates in flight through one handle, against today's
-//   library (bench/reference.json's commit, extracted with `git archive`) and the raw floor.
+//   library (bench/reference.json's commit, extracted with `git archive`) and the raw
+//   group-commit floor.
 //
-// Run by bench/main.ts (`--micro`), or alone: `deno run -A bench/micro.ts [--quick] [--trials=N]
-// [--servers=URL]`; prints one JSON object (MicroResult) on stdout.
+// Run by bench/main.ts (`--suites micro`); the targets are judged in bench/_summary.ts.
 
-import { Kvm } from "@nats-io/kv";
-import { connect } from "@nats-io/transport-node";
-import { openFileStore, openJetStreamStore, Scope, serializeEntry, type Store } from "../mod.ts";
-import { inflightLibrary, inflightRaw, type InflightResult, type OpenFile } from "./_inflight.ts";
-import { DirSync, rawCreate, rawUpdate } from "./_raw.ts";
-import { median } from "./_stats.ts";
-import { privateNatsServer, rbuSupported } from "./_library.ts";
-import type { TargetRow } from "./_results.ts";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { openFileStore, Scope, type Store } from "../mod.ts";
+import { DESCRIPTION, type Locations, openStore, seed } from "./_location.ts";
+import type { Backend } from "./_protocol.ts";
+import { fileRawTarget, groupCommit, inFlight, rawCreate, rawUpdate } from "./_raw.ts";
+import { jetStreamRawTarget } from "./_jetstream_raw.ts";
+import type { MicroResult, MicroRow } from "./_results.ts";
+import { median, ratios } from "./_stats.ts";
+import { Entries } from "./_target.ts";
 
-/** One measured row: medians over trials (µs per op, or ops/s) and the within-trial ratio. */
-export interface MicroRow {
-  readonly section: string;
-  readonly backend: string;
-  readonly unit: "µs/op" | "ops/s";
-  readonly values: Record<string, number>;
-  readonly ratio: { readonly of: string; readonly median: number; min: number; max: number };
+/** What the measurements need from the driver. */
+export interface MicroOptions {
+  readonly quick: boolean;
+  readonly trials: number;
+  /** A scratch directory (today's library is extracted into it). */
+  readonly work: string;
+  readonly nc: NatsConnection | undefined;
+  readonly locations: Locations;
 }
 
-/** What micro.ts prints. */
-export interface MicroResult {
-  readonly rows: MicroRow[];
-  readonly targets: TargetRow[];
-  readonly notes: string[];
-}
+type Trial = Record<string, number>;
+type Call = (key: string) => Promise<unknown>;
+type Writes = { create: Call; update: Call };
 
-const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
-const ENC = new TextEncoder();
 const REFERENCE = new URL("./reference.json", import.meta.url);
 const SIZE = 1024;
 const BODY = "c".repeat(SIZE);
-const BYTES = ENC.encode(serializeEntry(DESCRIPTION, BODY));
-const UPDATE_BYTES = ENC.encode(serializeEntry(DESCRIPTION, "u".repeat(SIZE)));
+const UPDATE = "u".repeat(SIZE);
+const ENTRIES = new Entries(SIZE);
 
-interface Opts {
-  trials: number;
-  quick: boolean;
-  servers: string[] | undefined;
+/** Runs every section. */
+export async function runMicro(o: MicroOptions): Promise<MicroResult> {
+  const rows: MicroRow[] = [];
+  const notes: string[] = [];
+  for (const backend of ["file", "jetstream"] as const) {
+    rows.push(await existsSection(o, backend));
+    rows.push(await capacitySection(o, backend));
+    if (backend !== "file") continue;
+    rows.push(await rbuSection(o));
+    const [inflight, note] = await inflightSection(o);
+    rows.push(...inflight);
+    if (note !== undefined) notes.push(note);
+  }
+  return { rows, notes };
 }
 
-/** Per trial: a map of label → value; the ratio is `of[0] / of[1]` within each trial. */
+// Medians over trials of each label, and the spread of `of[0] / of[1]` within each trial.
 function row(
   section: string,
-  backend: string,
+  backend: Backend,
   unit: MicroRow["unit"],
-  trials: Record<string, number>[],
+  trials: Trial[],
   of: [string, string],
 ): MicroRow {
   const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const ratios = trials.map((t) => t[of[0]]! / t[of[1]]!);
-  return {
-    section,
-    backend,
-    unit,
-    values,
-    ratio: {
-      of: `${of[0]} / ${of[1]}`,
-      median: median(ratios),
-      min: Math.min(...ratios),
-      max: Math.max(...ratios),
-    },
-  };
+  const values = Object.fromEntries(
+    labels.map((l) => [l, median(trials.map((t) => t[l] as number))]),
+  );
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[of[0]], t[of[1]]]));
+  return { section, backend, unit, values, ratio: { of: `${of[0]} / ${of[1]}`, ...spread } };
 }
 
-async function perOp(keys: readonly string[], fn: (k: string) => Promise<unknown>) {
-  const t0 = performance.now();
-  for (const k of keys) await fn(k);
-  return ((performance.now() - t0) * 1000) / keys.length;
-}
+const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
-/** µs per op of each labelled call, the calls alternating key by key so they share the disk's
- * moment-to-moment fsync latency. */
-async function alternating(
-  keys: readonly string[],
-  calls: Record<string, (k: string) => Promise<unknown>>,
-): Promise<Record<string, number>> {
-  const total: Record<string, number> = {};
+// µs per call of each label, the calls alternating key by key so they share the disk's
+// moment-to-moment fsync latency.
+async function alternating(keys: readonly string[], calls: Record<string, Call>): Promise<Trial> {
+  const total: Trial = {};
   for (const k of keys) {
     for (const [label, call] of Object.entries(calls)) {
       const t0 = performance.now();
@@ -97,152 +88,99 @@ async function alternating(
   return Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length]));
 }
 
-const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-async function seedFiles(dir: string, keys: readonly string[]) {
-  for (const k of keys) Deno.writeFileSync(`${dir}/${k}.md`, BYTES);
-  await Promise.resolve();
+async function perOp(
+  keys: readonly string[],
+  fn: (k: string) => Promise<unknown>,
+): Promise<number> {
+  const t0 = performance.now();
+  for (const k of keys) await fn(k);
+  return ((performance.now() - t0) * 1000) / keys.length;
 }
 
-/** A backend under test: the library store and the raw create in one fresh location. */
-interface Place {
-  store: Store;
-  seed(keys: readonly string[]): Promise<void>;
-  rawCreate(key: string): Promise<unknown>;
-  drop(): Promise<void>;
-}
-
-type Placer = () => Promise<Place>;
-
-function filePlacer(work: string): Placer {
-  return async () => {
-    const dir = await Deno.makeTempDir({ dir: work, prefix: "micro-" });
-    const rawDir = await Deno.makeTempDir({ dir: work, prefix: "micro-raw-" });
-    const sync = new DirSync(rawDir);
-    return {
-      store: await openFileStore({ dir }),
-      seed: async (keys) => {
-        await seedFiles(dir, keys);
-        await seedFiles(rawDir, keys);
-      },
-      rawCreate: (k) => rawCreate(rawDir, sync, k, BYTES),
-      drop: async () => {
-        await Deno.remove(dir, { recursive: true });
-        await Deno.remove(rawDir, { recursive: true });
-      },
-    };
+/** The library's store and the raw create over two fresh locations of `backend`. */
+async function place(o: MicroOptions, backend: Backend) {
+  const lib = await o.locations.fresh(backend);
+  const raw = await o.locations.fresh(backend);
+  const floor = backend === "file"
+    ? fileRawTarget(raw.dir as string, ENTRIES)
+    : await jetStreamRawTarget(o.nc as NatsConnection, raw.bucket as string, ENTRIES);
+  return {
+    store: await openStore(lib, o.nc),
+    rawCreate: (key: string) => floor.create(key),
+    seed: (keys: readonly string[]) =>
+      Promise.all([lib, raw].map((l) => seed(l, keys, BODY, o.nc))),
+    [Symbol.asyncDispose]: () =>
+      Promise.all([lib, raw].map((l) => l[Symbol.asyncDispose]())).then(() => {}),
   };
 }
 
-function jetStreamPlacer(nc: Awaited<ReturnType<typeof connect>>): Placer {
-  let n = 0;
-  return async () => {
-    const kvm = new Kvm(nc);
-    const name = `agentmem_micro_${crypto.randomUUID().slice(0, 8)}_${n++}`;
-    const kv = await kvm.create(name, { history: 1 });
-    const raw = await kvm.create(`${name}_raw`, { history: 1 });
-    return {
-      store: await openJetStreamStore({ bucket: name, prefix: "" }, { nc }),
-      seed: async (keys) => {
-        for (let i = 0; i < keys.length; i += 64) {
-          const chunk = keys.slice(i, i + 64);
-          await Promise.all(chunk.flatMap((k) => [kv.put(k, BYTES), raw.put(k, BYTES)]));
-        }
-      },
-      rawCreate: (k) => raw.create(k, BYTES),
-      drop: async () => {
-        await kv.destroy();
-        await raw.destroy();
-      },
-    };
-  };
-}
-
-async function existsSection(place: Placer, backend: string, o: Opts): Promise<MicroRow> {
-  const trials: Record<string, number>[] = [];
+async function existsSection(o: MicroOptions, backend: Backend): Promise<MicroRow> {
+  const trials: Trial[] = [];
   const keys = keysOf("e", o.quick ? 50 : 200);
-  const p = await place();
-  try {
-    await p.seed(keys);
-    await perOp(keys.slice(0, 10), (k) => p.store.read(k)); // warm-up
-    for (let t = 0; t < o.trials; t++) {
-      const read = await perOp(keys, (k) => p.store.read(k));
-      const exists = await perOp(keys, (k) =>
-        p.store.create(k, DESCRIPTION, BODY).then(
-          () => Promise.reject(new Error(`create of ${k} succeeded over an entry`)),
-          (e) => {
-            if ((e as { code?: string }).code !== "exists") throw e;
-          },
-        ));
-      trials.push({ "create (exists)": exists, read });
-    }
-  } finally {
-    await p.drop();
+  await using p = await place(o, backend);
+  await p.seed(keys);
+  await perOp(keys.slice(0, 10), (k) => p.store.read(k)); // warm-up
+  const existing = (k: string) =>
+    p.store.create(k, DESCRIPTION, BODY).then(
+      () => Promise.reject(new Error(`create of ${k} succeeded over an entry`)),
+      (e) => (e as { code?: string }).code === "exists" ? undefined : Promise.reject(e),
+    );
+  for (let t = 0; t < o.trials; t++) {
+    const read = await perOp(keys, (k) => p.store.read(k));
+    trials.push({ "create (exists)": await perOp(keys, existing), read });
   }
   return row("exists", backend, "µs/op", trials, ["create (exists)", "read"]);
 }
 
-async function capacitySection(place: Placer, backend: string, o: Opts): Promise<MicroRow> {
+async function capacitySection(o: MicroOptions, backend: Backend): Promise<MicroRow> {
   const batch = o.quick ? 16 : 48;
-  const trials: Record<string, number>[] = [];
+  const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const v: Record<string, number> = {};
+    const v: Trial = {};
     for (const [label, seeded] of [["empty", 0], ["1,000", 1000 - batch]] as const) {
-      const p = await place();
-      try {
-        await p.seed(keysOf("s", seeded));
-        const keys = keysOf(`n${t}-`, batch);
-        const { lib, raw } = await alternating(keys, {
-          lib: (k) => p.store.create(k, DESCRIPTION, BODY),
-          raw: (k) => p.rawCreate(k),
-        }) as { lib: number; raw: number };
-        v[`create at ${label}`] = lib;
-        v[`raw at ${label}`] = raw;
-        v[`ratio at ${label}`] = lib / raw;
-      } finally {
-        await p.drop();
-      }
+      await using p = await place(o, backend);
+      await p.seed(keysOf("s", seeded));
+      const { lib, raw } = await alternating(keysOf(`n${t}-`, batch), {
+        lib: (k) => p.store.create(k, DESCRIPTION, BODY),
+        raw: p.rawCreate,
+      }) as { lib: number; raw: number };
+      Object.assign(v, {
+        [`create at ${label}`]: lib,
+        [`raw at ${label}`]: raw,
+        [`ratio at ${label}`]: lib / raw,
+      });
     }
     trials.push(v);
   }
   return row("capacity", backend, "µs/op", trials, ["ratio at 1,000", "ratio at empty"]);
 }
 
-async function rbuSection(work: string, o: Opts): Promise<MicroRow | string> {
-  const probe = await Deno.makeTempDir({ dir: work });
-  const ok = await rbuSupported(probe);
-  await Deno.remove(probe, { recursive: true });
-  if (!ok) return "file readBeforeUpdate: not measured (this library does not enforce the option)";
+async function rbuSection(o: MicroOptions): Promise<MicroRow> {
   const keys = keysOf("u", o.quick ? 16 : 48);
-  const trials: Record<string, number>[] = [];
+  const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const dirs = await Promise.all([0, 1, 2].map(() => Deno.makeTempDir({ dir: work })));
-    const [onDir, offDir, rawDir] = dirs as [string, string, string];
-    try {
-      for (const d of dirs) await seedFiles(d, keys);
-      const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
-      const on = await open({ dir: onDir, readBeforeUpdate: true });
-      const off = await openFileStore({ dir: offDir });
-      const scope = new Scope();
-      for (const k of keys) await on.read(k, { scope });
-      const sync = new DirSync(rawDir);
-      const v: Record<string, number> = {};
-      const u = "u".repeat(SIZE);
-      Object.assign(
-        v,
-        await alternating(keys, {
-          "update, readBeforeUpdate on": (k) => on.update(k, DESCRIPTION, u, { scope }),
-          "update, option off": (k) => off.update(k, DESCRIPTION, u),
-          "raw update": (k) => rawUpdate(rawDir, sync, k, UPDATE_BYTES),
-        }),
-      );
-      trials.push(v);
-    } finally {
-      for (const d of dirs) await Deno.remove(d, { recursive: true });
-    }
+    await using onDir = await o.locations.fresh("file");
+    await using offDir = await o.locations.fresh("file");
+    await using rawDir = await o.locations.fresh("file");
+    for (const l of [onDir, offDir, rawDir]) await seed(l, keys, BODY, o.nc);
+    const on = await openStore(onDir, o.nc, true);
+    const off = await openStore(offDir, o.nc);
+    const scope = new Scope();
+    for (const k of keys) await on.read(k, { scope });
+    const dir = rawDir.dir as string;
+    trials.push(
+      await alternating(keys, {
+        "update, readBeforeUpdate on": (k) => on.update(k, DESCRIPTION, UPDATE, { scope }),
+        "update, option off": (k) => off.update(k, DESCRIPTION, UPDATE),
+        "raw update": (k) => rawUpdate(dir, k, ENTRIES.updateBytes),
+      }),
+    );
   }
   return row("rbu", "file", "µs/op", trials, ["update, readBeforeUpdate on", "raw update"]);
 }
+
+/** Opens a durable file store over a directory. */
+type OpenFile = (dir: string) => Promise<Store>;
 
 async function referenceLibrary(work: string): Promise<OpenFile | string> {
   const ref = JSON.parse(await Deno.readTextFile(REFERENCE)) as { commit: string };
@@ -262,122 +200,72 @@ async function referenceLibrary(work: string): Promise<OpenFile | string> {
   }
 }
 
+// Ops/s of `n` creates then `n` updates, 16 in flight, through what `open` returns for a fresh
+// directory.
+async function inflight(
+  o: MicroOptions,
+  n: number,
+  open: (dir: string) => Promise<Writes>,
+): Promise<Trial> {
+  await using location = await o.locations.fresh("file");
+  const writes = await open(location.dir as string);
+  const keys = keysOf("k", n);
+  const create = (n * 1000) / await inFlight(keys, 16, writes.create);
+  return { create, update: (n * 1000) / await inFlight(keys, 16, writes.update) };
+}
+
+const library = (open: OpenFile) => async (dir: string): Promise<Writes> => {
+  const store = await open(dir);
+  return {
+    create: (k) => store.create(k, DESCRIPTION, BODY),
+    update: (k) => store.update(k, DESCRIPTION, UPDATE),
+  };
+};
+
+// The floor shares directory fsyncs by group commit: one file fsync per write, one directory
+// fsync per batch, no write acknowledged before a directory fsync that started after it.
+const groupCommitFloor = (dir: string): Promise<Writes> => {
+  const sync = groupCommit(dir);
+  return Promise.resolve({
+    create: (k) => rawCreate(dir, k, ENTRIES.createBytes, sync),
+    update: (k) => rawUpdate(dir, k, ENTRIES.updateBytes, sync),
+  });
+};
+
 // Without git (a shallow or exported tree), today's library cannot run beside the current one and
 // the target is judged against the number recorded in bench/reference.json.
-async function inflightSection(work: string, o: Opts): Promise<[MicroRow[], string?]> {
-  const ref = await referenceLibrary(work);
-  const lib: OpenFile = (dir) => openFileStore({ dir });
+async function inflightSection(o: MicroOptions): Promise<[MicroRow[], string?]> {
+  const ref = await referenceLibrary(o.work);
   const n = o.quick ? 64 : 512;
-  const bytes = { create: BYTES, update: UPDATE_BYTES };
-  const runs: [string, () => Promise<InflightResult>][] = [
-    ["library", () => inflightLibrary(lib, work, n, 16, SIZE)],
-    ["raw group commit", () => inflightRaw(work, n, 16, bytes)],
+  const lib = library((dir) => openFileStore({ dir }));
+  const runs: [string, () => Promise<Trial>][] = [
+    ["library", () => inflight(o, n, lib)],
+    ["raw group commit", () => inflight(o, n, groupCommitFloor)],
   ];
   if (typeof ref !== "string") {
-    runs.push(["today's library", () => inflightLibrary(ref, work, n, 16, SIZE)]);
-    await inflightLibrary(ref, work, 16, 16, SIZE);
+    runs.push(["today's library", () => inflight(o, n, library(ref))]);
+    await inflight(o, 16, library(ref)); // warm-up
   }
-  await inflightLibrary(lib, work, 16, 16, SIZE);
-  const trials: Record<string, Record<string, number>>[] = [];
+  await inflight(o, 16, lib); // warm-up
+  const trials: { create: Trial; update: Trial }[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const v: Record<string, Record<string, number>> = { create: {}, update: {} };
+    const v = { create: {} as Trial, update: {} as Trial };
     for (let i = 0; i < runs.length; i++) {
-      const [label, run] = runs[(i + t) % runs.length]!;
+      const [label, run] = runs[(i + t) % runs.length] as (typeof runs)[number];
       const r = await run();
-      v.create![label] = r.create;
-      v.update![label] = r.update;
+      v.create[label] = r.create as number;
+      v.update[label] = r.update as number;
     }
     trials.push(v);
   }
-  const of: [string, string] = typeof ref === "string"
-    ? ["library", "raw group commit"]
-    : ["library", "today's library"];
-  const rows = ["create", "update"].map((op) =>
-    row(`inflight ${op}`, "file", "ops/s", trials.map((t) => t[op]!), of)
+  const of: [string, string] = [
+    "library",
+    typeof ref === "string" ? "raw group commit" : "today's library",
+  ];
+  const rows = (["create", "update"] as const).map((op) =>
+    row(`inflight ${op}`, "file", "ops/s", trials.map((t) => t[op]), of)
   );
   return typeof ref === "string"
     ? [rows, `16 in flight: ${ref}; judged on bench/reference.json`]
     : [rows];
-}
-
-function targets(rows: readonly MicroRow[], reference: { median: Record<string, number> }) {
-  const out: TargetRow[] = [];
-  const fmt = (r: MicroRow) =>
-    `${r.ratio.median.toFixed(2)}x (trials ${r.ratio.min.toFixed(2)}–${r.ratio.max.toFixed(2)})`;
-  for (const r of rows) {
-    if (r.section === "exists") {
-      out.push({
-        goal: `${r.backend} create of an existing key <= 1.5x a read`,
-        measured: fmt(r),
-        met: r.ratio.median <= 1.5,
-      });
-    } else if (r.section === "capacity") {
-      out.push({
-        goal: `${r.backend} exact capacity adds <= 10% to a create at 1,000 entries`,
-        measured: `${fmt(r)} of the empty store's ratio to raw`,
-        met: r.ratio.median <= 1.1,
-      });
-    } else if (r.section === "rbu") {
-      const off = r.values["update, option off"]! / r.values["raw update"]!;
-      out.push({
-        goal: "file update with readBeforeUpdate: true, against the raw durable update",
-        measured: `${fmt(r)}; with the option off ${off.toFixed(2)}x`,
-        met: null,
-      });
-    } else if (r.section.startsWith("inflight")) {
-      const op = r.section.slice(9);
-      const fixed = r.values["library"]! / reference.median[op]!;
-      const live = r.ratio.of.endsWith("today's library");
-      out.push({
-        goal: `file ${op}, 16 in flight, >= 1.5x today's library`,
-        measured: `${live ? `${fmt(r)}; ` : ""}${fixed.toFixed(2)}x the recorded reference`,
-        met: (live ? r.ratio.median : fixed) >= 1.5,
-      });
-    }
-  }
-  return out;
-}
-
-/** Runs every section; `work` is a scratch directory. */
-export async function runMicro(o: Opts, work: string): Promise<MicroResult> {
-  const rows: MicroRow[] = [];
-  const notes: string[] = [];
-  const file = filePlacer(work);
-  rows.push(await existsSection(file, "file", o));
-  rows.push(await capacitySection(file, "file", o));
-  const rbu = await rbuSection(work, o);
-  if (typeof rbu === "string") notes.push(rbu);
-  else rows.push(rbu);
-  const [inflight, note] = await inflightSection(work, o);
-  rows.push(...inflight);
-  if (note !== undefined) notes.push(note);
-  const server = o.servers === undefined ? await privateNatsServer() : undefined;
-  const nc = await connect({ servers: o.servers ?? [server!.url] });
-  try {
-    const js = jetStreamPlacer(nc);
-    rows.push(await existsSection(js, "jetstream", o));
-    rows.push(await capacitySection(js, "jetstream", o));
-  } finally {
-    await nc.close();
-    await server?.stop();
-  }
-  const reference = JSON.parse(await Deno.readTextFile(REFERENCE));
-  return { rows, targets: targets(rows, reference), notes };
-}
-
-if (import.meta.main) {
-  const arg = (name: string) =>
-    Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const quick = Deno.args.includes("--quick");
-  const work = await Deno.makeTempDir({ prefix: "agentmem-micro-" });
-  try {
-    const result = await runMicro({
-      quick,
-      trials: Number(arg("trials") ?? (quick ? 1 : 5)),
-      servers: arg("servers")?.split(","),
-    }, work);
-    console.log(JSON.stringify(result));
-  } finally {
-    await Deno.remove(work, { recursive: true });
-  }
 }

@@ -1,0 +1,51 @@
+// How the benchmark writes numbers and tables: the one Markdown table renderer and its cells.
+
+/** A Markdown table; `right[i]` right-aligns column i. */
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  right: readonly boolean[] = [],
+): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const pad = (cell: string, i: number) =>
+    right[i] ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number);
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => pad(c, i)).join(" | ")} |`;
+  const rule = widths.map((w, i) => right[i] ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2));
+  return [
+    line(header),
+    `|${rule.join("|")}|`,
+    ...rows.map((r) => line(header.map((_, i) => r[i] ?? ""))),
+  ]
+    .join("\n");
+}
+
+/** ops/s for a table cell. */
+export function fmtRate(n: number): string {
+  if (!Number.isFinite(n)) return "";
+  return n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(1);
+}
+
+/** Milliseconds for a table cell, to about three significant digits. */
+export function fmtMs(n: number): string {
+  if (!Number.isFinite(n)) return "";
+  return n.toFixed(n >= 100 ? 0 : n >= 10 ? 1 : n >= 1 ? 2 : 3);
+}
+
+/** A byte count for a table cell. */
+export function fmtBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${n} B`;
+}
+
+/** 1024 → "1 KiB", 65536 → "64 KiB", 100 → "100 B". */
+export function sizeLabel(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} B`;
+}
+
+/** A ratio and its per-trial range: `1.02x (trials 0.75–1.22)`. */
+export function fmtSpread(r: { median: number; min: number; max: number }, digits = 2): string {
+  return `${r.median.toFixed(digits)}x (trials ${r.min.toFixed(digits)}–${r.max.toFixed(digits)})`;
+}
