@@ -11,31 +11,8 @@ const SUITES: readonly Suite[] = ["main", "lists", "micro", "peers"];
 /** A keyspace: shared by every process, or one private set of keys per process. */
 export type Keyspace = "contended" | "disjoint";
 
-/** The parsed flags. */
-export interface Config {
-  readonly processes: number;
-  readonly ops: number;
-  readonly keys: number;
-  readonly keyspaces: readonly Keyspace[];
-  readonly valueSize: number;
-  /** The phases to run, in order, with the weight that splits `ops` between the weighted ones. */
-  readonly mix: readonly { readonly op: Op; readonly weight: number }[];
-  readonly mixText: string;
-  readonly backends: readonly Backend[];
-  readonly trials: number;
-  /** Which parts run: main (the worker-pool runs), lists, micro, peers. */
-  readonly suites: readonly Suite[];
-  readonly listEntries: number;
-  readonly listValueSizes: readonly number[];
-  readonly listReps: number;
-  readonly warmup: number;
-  readonly servers: readonly string[] | undefined;
-  readonly dir: string | undefined;
-  readonly json: string | undefined;
-  readonly writeBenchMd: boolean;
-  readonly quick: boolean;
-  readonly strict: boolean;
-}
+/** The parsed flags. `mix` is the phases in order, each weight splitting `ops` between them. */
+export type Config = Exclude<ReturnType<typeof parseConfig>, "help">;
 
 /** The usage text `--help` prints. */
 export const USAGE = `Usage: deno task bench [flags]
@@ -82,7 +59,7 @@ const MORE_STRINGS = "list-value-sizes list-reps warmup servers dir json";
 const BOOLEANS = "write-bench-md quick strict help";
 
 /** Parses `args`; throws an `Error` whose message is fit for the user. */
-export function parseConfig(args: string[]): Config | "help" {
+export function parseConfig(args: string[]) {
   const options = Object.fromEntries([
     ...`${STRINGS} ${MORE_STRINGS}`.split(" ").map((name) => [name, { type: "string" as const }]),
     ...BOOLEANS.split(" ").map((name) => [name, { type: "boolean" as const }]),
@@ -104,15 +81,15 @@ export function parseConfig(args: string[]): Config | "help" {
   const keyspace = choice("keyspace", text("keyspace") ?? "both", keyspaces);
   const backend = choice("backend", text("backend") ?? "both", ["file", "jetstream", "both"]);
   const mixText = text("mix") ?? "create,update=2,read=2,counter=1,delete";
-  const config: Config = {
+  const config = {
     processes: int("processes", quick ? 2 : 4),
     ops: int("ops", quick ? 30 : 1500),
     keys: int("keys", quick ? 8 : 64),
-    keyspaces: keyspace === "both" ? ["contended", "disjoint"] : [keyspace as Keyspace],
+    keyspaces: (keyspace === "both" ? ["contended", "disjoint"] : [keyspace]) as Keyspace[],
     valueSize: int("value-size", 1024, 0),
     mix: parseMix(mixText),
     mixText,
-    backends: backend === "both" ? ["file", "jetstream"] : [backend as Backend],
+    backends: (backend === "both" ? ["file", "jetstream"] : [backend]) as Backend[],
     trials: int("trials", quick ? 1 : 5),
     suites: (text("suites") ?? SUITES.join(",")).split(",").map((t) =>
       choice("suites", t.trim(), SUITES) as Suite

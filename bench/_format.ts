@@ -1,4 +1,4 @@
-// How the benchmark writes numbers and tables: the one Markdown table renderer and its cells.
+// How the benchmark writes numbers, tables and progress: the one Markdown table renderer.
 
 /** A Markdown table; `right[i]` right-aligns column i. */
 export function table(
@@ -48,4 +48,20 @@ export function sizeLabel(bytes: number): string {
 /** A ratio and its per-trial range: `1.02x (trials 0.75–1.22)`. */
 export function fmtSpread(r: { median: number; min: number; max: number }, digits = 2): string {
   return `${r.median.toFixed(digits)}x (trials ${r.min.toFixed(digits)}–${r.max.toFixed(digits)})`;
+}
+
+const TERMINAL = Deno.stderr.isTerminal();
+
+/** Shows `text` on the terminal's last line (nothing when stderr is not a terminal). */
+export function progress(text: string): void {
+  if (!TERMINAL) return;
+  let width = 100;
+  try {
+    width = Deno.consoleSize().columns;
+  } catch {
+    // not a console after all
+  }
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(`\r\x1b[K${text.slice(0, Math.max(10, width - 1))}`),
+  );
 }

@@ -11,18 +11,21 @@
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { needNats, openStore } from "./_location.ts";
-import type { ListMethod, ListResult, Location } from "./_protocol.ts";
+import type { ListMethod, Location } from "./_protocol.ts";
 import { rawList } from "./_raw.ts";
 
 const CLOSE = new TextEncoder().encode("\n---\n");
 
-/** Runs one listing and measures its time and the bytes the process read meanwhile. */
+/**
+ * Runs one listing and measures its time, and the bytes the process read meanwhile
+ * (`/proc/self/io` rchar; -1 when unknown).
+ */
 export async function listOnce(
   method: ListMethod,
   location: Location,
   nc: NatsConnection | undefined,
   expect: number,
-): Promise<ListResult> {
+): Promise<{ ms: number; bytesRead: number; entries: number }> {
   const run = await lister(method, location, nc);
   const before = readChars();
   const t0 = performance.now();

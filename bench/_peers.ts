@@ -1,5 +1,5 @@
 // The peers: what a user would pick instead of this library, behind one small interface so
-// bench/peers.ts runs the same workload on each (its SYSTEMS name them). Dev-only: nothing here is reachable from mod.ts.
+// bench/peers.ts runs the same workload on each. Dev-only: nothing here is reachable from mod.ts.
 //
 // Each value is a one-line description and a one-line body. An update replaces the body this
 // process last read (the revision-checked systems check it was not overwritten since); an
@@ -25,7 +25,7 @@ export interface Peer {
   delete(key: string): Promise<void>;
   /** One read-modify-write increment of a counter; resolves to the conflicts retried. */
   increment(key: string): Promise<number>;
-  close(): Promise<void>;
+  close?(): Promise<void>;
 }
 
 /** Opens `system` in a place with a directory and a bucket. */
@@ -114,7 +114,6 @@ function agentmem(store: Awaited<ReturnType<typeof openStore>>, checked: boolean
         const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
         await store.update(key, "counter", `count: ${n + 1};`, opts);
       })),
-    close: () => Promise.resolve(),
   };
 }
 
@@ -257,7 +256,6 @@ async function anthropicTool(dir: string): Promise<Peer> {
         const n = Number(COUNT.exec(await view(key))?.[1]);
         await replace(key, `count: ${n};`, `count: ${n + 1};`);
       })),
-    close: () => Promise.resolve(),
   };
 }
 
@@ -311,7 +309,6 @@ function mcpJsonl(file: string): Peer {
       await save(graph);
       return 0;
     },
-    close: () => Promise.resolve(),
   };
 }
 

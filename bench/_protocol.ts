@@ -3,18 +3,10 @@
 
 /** The backends the benchmark measures. */
 export type Backend = "file" | "jetstream";
-
 /** What a worker runs its operations against: the library, or the floor (`-raw`). */
 export type TargetName = Backend | `${Backend}-raw`;
-
-/** The backend a target runs on. */
-export function backendOf(target: TargetName): Backend {
-  return target.startsWith("file") ? "file" : "jetstream";
-}
-
 /** The timed operations of a run. `counter` is a read→update increment with retry. */
 export type Op = "create" | "update" | "read" | "delete" | "counter";
-
 /** The listing strategies compared in the list benchmark (bench/_list.ts). */
 export type ListMethod =
   | Backend
@@ -29,26 +21,31 @@ export interface Location {
   readonly bucket?: string;
 }
 
-/** Every command a worker accepts; `peer-*` drive the peers of bench/peers.ts. */
+/** The backend a target runs on. */
+export function backendOf(target: TargetName): Backend {
+  return target.startsWith("file") ? "file" : "jetstream";
+}
+
+/**
+ * Every command a worker accepts. `init` comes first: the NATS servers (none when no jetstream
+ * target runs), the body size, and the untimed operations of each kind it runs once per target
+ * in the warm-up location. A phase's create and delete visit each key once, in order; update,
+ * read and counter make `count` operations on keys picked at random. `peer-*` drive bench/peers.ts.
+ */
 export type Command =
   | {
     readonly cmd: "init";
     readonly index: number;
-    /** NATS server URLs; empty when no jetstream target runs. */
     readonly servers: readonly string[];
     readonly valueSize: number;
-    /** Operations of each kind a worker runs once per target before its first measured run. */
     readonly warmupOps: number;
-    /** A directory and a bucket the worker may use for warm-up. */
     readonly warmup: Location;
   }
   | { readonly cmd: "open"; readonly target: TargetName; readonly location: Location }
   | {
     readonly cmd: "phase";
     readonly op: Op;
-    /** The keys this worker works on; create and delete visit each once, in order. */
     readonly keys: readonly string[];
-    /** Operations for update, read and counter (keys picked at random from `keys`). */
     readonly count: number;
     readonly seed: number;
   }
@@ -62,7 +59,7 @@ export type Command =
   | {
     readonly cmd: "peer-run";
     readonly op: string;
-    readonly keys: string[];
+    readonly keys: readonly string[];
     readonly reps: number;
   }
   | { readonly cmd: "peer-close" | "exit" };
@@ -75,11 +72,9 @@ export interface PhaseResult {
   readonly end: number;
   /** Latency of every completed operation, microseconds, retries included. */
   readonly latencies: number[];
-  /** Creates refused because the key existed. */
+  /** Creates refused because the key existed; updates refused as stale; extra attempts. */
   readonly exists: number;
-  /** Updates refused as stale (revision moved on, or never read). */
   readonly stale: number;
-  /** Extra attempts after a conflict (a re-read and another update). */
   readonly retries: number;
   /** Keys this worker created (create) or deleted (delete returned true). */
   readonly won: string[];
@@ -87,15 +82,8 @@ export interface PhaseResult {
   readonly badReads: number;
 }
 
-/** One timed listing. */
-export interface ListResult {
-  readonly ms: number;
-  /** Bytes the process read from files during the listing (`/proc/self/io` rchar); -1 if unknown. */
-  readonly bytesRead: number;
-  readonly entries: number;
-}
-
 /** A worker's reply to one command. */
-export type Reply =
-  | { readonly ok: true; readonly result?: unknown }
-  | { readonly ok: false; readonly error: string };
+export type Reply = { readonly ok: true; readonly result?: unknown } | {
+  readonly ok: false;
+  readonly error: string;
+};

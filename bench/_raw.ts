@@ -32,14 +32,8 @@ export function rawList(dir: string): { key: string; description: string }[] {
   const buf = new Uint8Array(HEAD_BYTES);
   for (const e of Deno.readDirSync(dir)) {
     if (!e.isFile || !e.name.endsWith(".md") || e.name.startsWith(".")) continue;
-    const file = Deno.openSync(`${dir}/${e.name}`);
-    let n: number;
-    try {
-      n = file.readSync(buf) ?? 0;
-    } finally {
-      file.close();
-    }
-    const head = DECODER.decode(buf.subarray(0, n));
+    using file = Deno.openSync(`${dir}/${e.name}`);
+    const head = DECODER.decode(buf.subarray(0, file.readSync(buf) ?? 0));
     const at = head.indexOf("description: ");
     out.push({
       key: e.name.slice(0, -3),
@@ -51,12 +45,8 @@ export function rawList(dir: string): { key: string; description: string }[] {
 
 /** Flushes a directory (its entries) to disk. */
 export async function syncDir(dir: string): Promise<void> {
-  const handle = Deno.openSync(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
+  using handle = Deno.openSync(dir, { read: true });
+  await handle.sync();
 }
 
 /**
@@ -76,13 +66,9 @@ export function groupCommit(dir: string): () => Promise<void> {
 
 async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
   const temp = `${dir}/.${key}.${crypto.randomUUID()}.tmp`;
-  const file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
-  try {
-    for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
-    await file.syncData();
-  } finally {
-    file.close();
-  }
+  using file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
+  for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+  await file.syncData();
   return temp;
 }
 

@@ -1,7 +1,9 @@
 // The benchmark's tables, as Markdown: printed on stdout and embedded in BENCH.md.
 
 import type { Op, TargetName } from "./_protocol.ts";
-import type { ListRow, MainRow, MicroRow, Results, TargetRow } from "./_results.ts";
+import type { Results } from "./_results.ts";
+import type { ListRow, MainRow, TargetRow } from "./_summary.ts";
+import type { MicroRow } from "./micro.ts";
 import { fmtBytes, fmtMs, fmtRate, sizeLabel, table } from "./_format.ts";
 
 const OP_ORDER: readonly Op[] = ["create", "update", "read", "counter", "delete"];

@@ -5,11 +5,7 @@ import { ExistsError, Scope, serializeEntry, StaleError, type Store } from "../m
 import { DESCRIPTION } from "./_location.ts";
 
 /** Conflict counters one phase accumulates. */
-export interface Conflicts {
-  exists: number;
-  stale: number;
-  retries: number;
-}
+export type Conflicts = { exists: number; stale: number; retries: number };
 
 /** One operation path under test. */
 export interface Target {
@@ -33,10 +29,7 @@ const MAX_ATTEMPTS = 10_000;
  * Runs `attempt` until it returns `true` (`retry` is true from the second call on); resolves to
  * the conflicts before that, also counted as stale updates and retries in `c`.
  */
-export async function retrying(
-  attempt: (retry: boolean) => Promise<boolean>,
-  c?: Conflicts,
-): Promise<number> {
+export async function retrying(attempt: (retry: boolean) => Promise<boolean>, c?: Conflicts) {
   for (let conflicts = 0; conflicts < MAX_ATTEMPTS; conflicts++) {
     if (!(await attempt(conflicts > 0))) continue;
     if (c !== undefined) {
@@ -52,24 +45,13 @@ export async function retrying(
 export function unless(
   isConflict: (e: unknown) => boolean,
   fn: (retry: boolean) => Promise<unknown>,
-): (retry: boolean) => Promise<boolean> {
-  return async (retry) => {
-    try {
-      await fn(retry);
-      return true;
-    } catch (e) {
-      if (isConflict(e)) return false;
-      throw e;
-    }
-  };
+) {
+  return (retry: boolean) =>
+    fn(retry).then(() => true, (e) => isConflict(e) ? false : Promise.reject(e));
 }
-
-const ENCODER = new TextEncoder();
-const isStale = (e: unknown) => e instanceof StaleError;
 
 /** The entries a worker writes: bodies for create and update, and their serialized bytes. */
 export class Entries {
-  readonly valueSize: number;
   readonly createContent: string;
   readonly updateContent: string;
   readonly createBytes: Uint8Array;
@@ -77,8 +59,7 @@ export class Entries {
   /** The serialized header alone; a floor's counter body starts after it. */
   readonly headerBytes: number;
 
-  constructor(valueSize: number) {
-    this.valueSize = valueSize;
+  constructor(readonly valueSize: number) {
     this.createContent = "c".repeat(valueSize);
     this.updateContent = "u".repeat(valueSize);
     this.createBytes = this.bytesOf(this.createContent);
@@ -88,30 +69,30 @@ export class Entries {
 
   /** The serialized entry holding `content`. */
   bytesOf(content: string): Uint8Array {
-    return ENCODER.encode(serializeEntry(DESCRIPTION, content));
+    return new TextEncoder().encode(serializeEntry(DESCRIPTION, content));
   }
 
   /** Whether a body read through the library is one a writer wrote, whole. */
   isWrittenContent(content: string): boolean {
-    const n = this.valueSize;
-    const first = content[0];
+    const [n, first] = [this.valueSize, content[0]];
     return content.length === n &&
       (n === 0 || ((first === "c" || first === "u") && content[n - 1] === first));
   }
 
   /** Whether raw bytes are one whole serialized entry a writer wrote. */
   isWrittenBytes(bytes: Uint8Array): boolean {
-    const n = this.createBytes.length;
-    const first = bytes[this.headerBytes];
+    const [n, first] = [this.createBytes.length, bytes[this.headerBytes]];
     return bytes.length === n &&
       (this.valueSize === 0 || ((first === 0x63 || first === 0x75) && bytes[n - 1] === first));
   }
 }
 
+const isStale = (e: unknown) => e instanceof StaleError;
+
 /**
- * The library's store as a target. With `checked` (jetstream) the target keeps one Scope per run,
- * as one agent run would, and reads a key it never saw before updating it (the floor does the
- * same with its own revisions); the file store without readBeforeUpdate needs neither.
+ * The library's store as a target. With `checked` (jetstream) it keeps one Scope per run, as one
+ * agent run would, and reads a key it never saw before updating it (the floor does the same with
+ * its own revisions); the file store without readBeforeUpdate needs neither.
  */
 export function libraryTarget(store: Store, entries: Entries, checked: boolean): Target {
   const opts = checked ? { scope: new Scope() } : {};
@@ -121,22 +102,19 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
     known.add(key);
     return entry;
   };
+  const write = (key: string, content: string) => store.update(key, DESCRIPTION, content, opts);
   return {
     async create(key) {
-      try {
-        await store.create(key, DESCRIPTION, entries.createContent, opts);
-        known.add(key);
-        return true;
-      } catch (e) {
-        if (e instanceof ExistsError) return false;
-        throw e;
-      }
+      const created = await store.create(key, DESCRIPTION, entries.createContent, opts)
+        .then(() => true, (e) => e instanceof ExistsError ? false : Promise.reject(e));
+      if (created) known.add(key);
+      return created;
     },
     async update(key, c) {
       if (checked && !known.has(key)) await readInto(key);
       const attempt = async (retry: boolean) => {
         if (retry) await readInto(key);
-        await store.update(key, DESCRIPTION, entries.updateContent, opts);
+        await write(key, entries.updateContent);
       };
       await retrying(unless(isStale, attempt), c);
     },
@@ -146,10 +124,7 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
       return store.delete(key, opts);
     },
     async increment(key, c) {
-      const attempt = async () => {
-        const n = Number((await readInto(key)).content);
-        await store.update(key, DESCRIPTION, String(n + 1), opts);
-      };
+      const attempt = async () => write(key, String(Number((await readInto(key)).content) + 1));
       await retrying(unless(isStale, attempt), c);
     },
   };

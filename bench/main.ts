@@ -5,26 +5,21 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { type NatsServer, startNatsServer } from "../tests/_nats_server.ts";
+import { startNatsServer } from "../tests/_nats_server.ts";
 import { requireTools } from "../tests/_lib/needs.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
+import { progress } from "./_format.ts";
 import { checkPhase, type Checks, COUNTER_KEY } from "./_invariants.ts";
+import type { listOnce } from "./_list.ts";
 import { Locations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
-import type {
-  Backend,
-  ListMethod,
-  ListResult,
-  Location,
-  PhaseResult,
-  TargetName,
-} from "./_protocol.ts";
+import type { Backend, ListMethod, Location, PhaseResult, TargetName } from "./_protocol.ts";
 import { backendOf } from "./_protocol.ts";
 import { renderText } from "./_report.ts";
-import type { ListRecord, PhaseSummary, Results, RunRecord } from "./_results.ts";
+import type { Results } from "./_results.ts";
 import { round } from "./_stats.ts";
-import { summarize, summarizePhase } from "./_summary.ts";
+import { type ListRecord, type RunRecord, summarize, summarizePhase } from "./_summary.ts";
 import { runMicro } from "./micro.ts";
 import { runPeers } from "./peers.ts";
 import { writeBenchMd } from "./report.ts";
@@ -33,7 +28,6 @@ const LIST_METHODS: Record<Backend, ListMethod[]> = {
   file: ["file", "file-headers", "file-bodies"],
   jetstream: ["jetstream", "jetstream-watch", "jetstream-keys-get"],
 };
-const RESULTS_JSON = new URL("./results.json", import.meta.url);
 
 /** Shared state of one benchmark invocation. */
 interface Context extends Checks {
@@ -44,7 +38,6 @@ interface Context extends Checks {
   readonly locations: Locations;
   /** A directory and a bucket the workers warm up in. */
   readonly warmup: Location;
-  readonly notes: string[];
   readonly runs: RunRecord[];
   readonly lists: ListRecord[];
 }
@@ -61,146 +54,127 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { suites } = config;
   const startedAt = new Date();
   const loadAtStart = Deno.loadavg()[0] ?? 0;
+  await using ctx = await setUp(config);
+  const { suites, quick } = config;
+  if (suites.includes("main")) await runMain(ctx);
+  if (suites.includes("lists")) await runLists(ctx);
+  const trials = quick ? 1 : config.trials;
+  const micro = suites.includes("micro")
+    ? await suite(ctx, "micro", () => runMicro({ ...ctx, quick, trials }))
+    : undefined;
+  const peers = suites.includes("peers")
+    ? await suite(
+      ctx,
+      "peers",
+      () => runPeers({ ...ctx, quick, trials: Math.min(3, trials), progress }),
+    )
+    : undefined;
+  progress("");
+  const machine = await machineInfo(ctx.nc?.info?.version);
+  const loadAtEnd = machine.loadAverage[0] ?? 0;
+  const notes = Math.max(loadAtStart, loadAtEnd) < machine.cores / 2 ? [] : [
+    `The machine was not idle: the 1-minute load average was ${
+      loadAtStart.toFixed(1)
+    } when the run started and ${
+      loadAtEnd.toFixed(1)
+    } when it ended, on ${machine.cores} cores. Ratios hold up better than absolute numbers; rerun on a quiet machine for the record.`,
+  ];
+  const results: Results = {
+    schema: 1,
+    command: ["deno task bench", ...Deno.args].join(" "),
+    startedAt: startedAt.toISOString(),
+    durationMs: Math.round(performance.now() - ctx.t0),
+    machine,
+    config: publicConfig(config),
+    runs: ctx.runs,
+    lists: ctx.lists,
+    invariants: { checks: ctx.checks, violations: ctx.violations },
+    notes: [...notes, ...micro?.notes ?? [], ...peers?.notes ?? []],
+    summary: summarize(ctx.runs, ctx.lists, micro),
+    micro,
+    peers,
+  };
+  console.log(renderText(results));
+  const json = JSON.stringify(results, null, 2) + "\n";
+  if (config.json !== undefined) await Deno.writeTextFile(config.json, json);
+  if (config.writeBenchMd) {
+    await Deno.writeTextFile(new URL("./results.json", import.meta.url), json);
+    await writeBenchMd(results);
+    console.error("Wrote BENCH.md and bench/results.json");
+  }
+  if (ctx.violations.length > 0) {
+    const list = ctx.violations.map((v) => `  - ${v}`).join("\n");
+    console.error(`\n!!! ${ctx.violations.length} INVARIANT(S) BROKEN !!!\n${list}\n`);
+    return 1;
+  }
+  if (!config.strict || results.summary.targets.every((t) => t.met !== false)) return 0;
+  console.error("Some speed targets were missed (--strict)");
+  return 1;
+}
+
+// A scratch directory, NATS when a suite needs it (micro and peers measure jetstream whatever
+// --backend says), the warm-up location; all removed on dispose, or on SIGINT.
+async function setUp(config: Config): Promise<Context & AsyncDisposable & { t0: number }> {
   const t0 = performance.now();
-  const runId = Array.from(
-    crypto.getRandomValues(new Uint8Array(4)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
   const work = await Deno.makeTempDir({
     prefix: "agentmem-bench-",
     ...(config.dir ? { dir: config.dir } : {}),
   });
-  let server: NatsServer | undefined;
-  let nc: NatsConnection | undefined;
-  let warmup: (Location & AsyncDisposable) | undefined;
-  const cleanup = async () => {
-    await warmup?.[Symbol.asyncDispose]();
+  const { backends, suites } = config;
+  let servers = config.servers ?? [];
+  const needsNats = backends.includes("jetstream") || suites.includes("micro") ||
+    suites.includes("peers");
+  const server = needsNats && config.servers === undefined ? await privateServer() : undefined;
+  if (server !== undefined) servers = [server.url];
+  const nc = needsNats
+    ? await connect({ servers: [...servers], name: "agentmem-bench-driver" })
+    : undefined;
+  const runId = crypto.randomUUID().slice(0, 8);
+  const locations = new Locations(work, nc, `agentmem_bench_${runId}`);
+  const warmup = await locations.fresh(nc === undefined ? "file" : undefined);
+  const dispose = async () => {
+    await warmup[Symbol.asyncDispose]();
     await nc?.close().catch(() => {});
     await server?.stop().catch(() => {});
     await Deno.remove(work, { recursive: true }).catch(() => {});
   };
-  const onSignal = () => void cleanup().finally(() => Deno.exit(130));
+  const onSignal = () => void dispose().finally(() => Deno.exit(130));
   Deno.addSignalListener("SIGINT", onSignal);
-  try {
-    let servers = config.servers ?? [];
-    // The micro measurements and the peers run on jetstream too, whatever --backend says.
-    if (
-      config.backends.includes("jetstream") || suites.includes("micro") || suites.includes("peers")
-    ) {
-      if (config.servers === undefined) {
-        requireTools(
-          "bench (or pass --servers, or --backend file --suites main,lists)",
-          "nats-server",
-        );
-        progress("starting a private nats-server");
-        server = await startNatsServer();
-        servers = [server.url];
-      }
-      nc = await connect({ servers: [...servers], name: "agentmem-bench-driver" });
-    }
-    const locations = new Locations(work, nc, `agentmem_bench_${runId}`);
-    warmup = await locations.fresh(nc === undefined ? "file" : undefined);
-    const ctx: Context = {
-      config,
-      work,
-      nc,
-      servers,
-      locations,
-      warmup,
-      checks: 0,
-      violations: [],
-      notes: [],
-      runs: [],
-      lists: [],
-    };
-    if (suites.includes("main")) await runMain(ctx);
-    if (suites.includes("lists")) await runLists(ctx);
-    const trials = config.quick ? 1 : config.trials;
-    const micro = suites.includes("micro")
-      ? await suite(
-        ctx,
-        "micro",
-        "micro: exists, capacity, rbu, in flight",
-        () => runMicro({ ...ctx, quick: config.quick, trials }),
-      )
-      : undefined;
-    const peers = suites.includes("peers")
-      ? await suite(
-        ctx,
-        "peers",
-        "peers and lost updates",
-        () => runPeers({ ...ctx, quick: config.quick, trials: Math.min(3, trials), progress }),
-      )
-      : undefined;
-    progress("");
+  return {
+    config,
+    work,
+    nc,
+    servers,
+    locations,
+    warmup,
+    t0,
+    checks: 0,
+    violations: [],
+    runs: [],
+    lists: [],
+    [Symbol.asyncDispose]() {
+      Deno.removeSignalListener("SIGINT", onSignal);
+      return dispose();
+    },
+  };
+}
 
-    const machine = await machineInfo(nc?.info?.version);
-    const loadAtEnd = machine.loadAverage[0] ?? 0;
-    if (Math.max(loadAtStart, loadAtEnd) >= machine.cores / 2) {
-      ctx.notes.push(
-        `The machine was not idle: the 1-minute load average was ${
-          loadAtStart.toFixed(1)
-        } when the run started and ${
-          loadAtEnd.toFixed(1)
-        } when it ended, on ${machine.cores} cores. Ratios hold up better than absolute numbers; rerun on a quiet machine for the record.`,
-      );
-    }
-    const results: Results = {
-      schema: 1,
-      command: ["deno task bench", ...Deno.args].join(" "),
-      startedAt: startedAt.toISOString(),
-      durationMs: Math.round(performance.now() - t0),
-      machine,
-      config: publicConfig(config),
-      runs: ctx.runs,
-      lists: ctx.lists,
-      invariants: { checks: ctx.checks, violations: ctx.violations },
-      notes: [...ctx.notes, ...micro?.notes ?? [], ...peers?.notes ?? []],
-      summary: summarize(ctx.runs, ctx.lists, micro),
-      micro,
-      peers,
-    };
-    console.log(renderText(results));
-    const json = JSON.stringify(results, null, 2) + "\n";
-    if (config.json !== undefined) await Deno.writeTextFile(config.json, json);
-    if (config.writeBenchMd) {
-      await Deno.writeTextFile(RESULTS_JSON, json);
-      await writeBenchMd(results);
-      console.error("Wrote BENCH.md and bench/results.json");
-    }
-    if (ctx.violations.length > 0) {
-      const list = ctx.violations.map((v) => `  - ${v}`).join("\n");
-      console.error(`\n!!! ${ctx.violations.length} INVARIANT(S) BROKEN !!!\n${list}\n`);
-      return 1;
-    }
-    if (config.strict && results.summary.targets.some((t) => t.met === false)) {
-      console.error("Some speed targets were missed (--strict)");
-      return 1;
-    }
-    return 0;
-  } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
-    await cleanup();
-  }
+function privateServer() {
+  requireTools("bench (or pass --servers, or --backend file --suites main,lists)", "nats-server");
+  progress("starting a private nats-server");
+  return startNatsServer();
 }
 
 // A suite that fails leaves the rest of the run worth writing out; the exit status says it failed.
-async function suite<T>(
-  ctx: Context,
-  name: string,
-  what: string,
-  run: () => Promise<T>,
-): Promise<T | undefined> {
-  progress(what);
+async function suite<T>(ctx: Context, name: string, run: () => Promise<T>): Promise<T | undefined> {
+  progress(name === "micro" ? "micro: exists, capacity, rbu, in flight" : "peers and lost updates");
   try {
     return await run();
   } catch (e) {
-    ctx.violations.push(
-      `bench/${name}.ts failed (${e instanceof Error ? e.message : e}); its tables are missing`,
-    );
+    const why = e instanceof Error ? e.message : String(e);
+    ctx.violations.push(`bench/${name}.ts failed (${why}); its tables are missing`);
     return undefined;
   }
 }
@@ -214,20 +188,16 @@ function startPool(ctx: Context, size: number): Promise<WorkerPool> {
   );
 }
 
-// ---------------------------------------------------------------------------------------------
 // Main runs: every target of every backend, per keyspace, repeated and alternated.
-
 async function runMain(ctx: Context): Promise<void> {
-  const { config } = ctx;
-  await using pool = await startPool(ctx, config.processes);
-  for (let trial = 0; trial < config.trials; trial++) {
-    for (const keyspace of config.keyspaces) {
-      for (const backend of config.backends) {
+  const { trials, keyspaces, backends, processes } = ctx.config;
+  await using pool = await startPool(ctx, processes);
+  for (let trial = 0; trial < trials; trial++) {
+    for (const keyspace of keyspaces) {
+      for (const backend of backends) {
         for (const target of rotate<TargetName>([backend, `${backend}-raw`], trial)) {
           progress(
-            `main: trial ${
-              trial + 1
-            }/${config.trials}, ${keyspace}, ${target}, ${config.processes} processes`,
+            `main: trial ${trial + 1}/${trials}, ${keyspace}, ${target}, ${processes} processes`,
           );
           ctx.runs.push(await runOnce(ctx, pool, trial, keyspace, target));
         }
@@ -243,65 +213,61 @@ async function runOnce(
   trial: number,
   keyspace: Keyspace,
   target: TargetName,
-): Promise<RunRecord> {
-  const { keys, mix } = ctx.config;
+) {
+  const { keys, mix, valueSize } = ctx.config;
   const n = pool.size;
   const backend = backendOf(target);
-  const all = allKeys(keyspace, keys, n);
+  const views = Array.from({ length: n }, (_, i) => view(keyspace, keys, n, i));
+  const all = keyspace === "contended" ? views[0] as string[] : views.flat();
   const where = `main trial ${trial + 1} ${keyspace} ${target} (${n} processes)`;
-  const phases: PhaseSummary[] = [];
+  const phases = [];
   await using location = await ctx.locations.fresh(backend);
   await pool.each(() => ({ cmd: "open", target, location }));
   // The invariants read what the run left behind through the library, whichever target wrote it.
   const store = await openStore(location, ctx.nc);
   let created = false;
-  for (const op of mix.map((m) => m.op)) {
+  for (const { op } of mix) {
     // Only the revision-checked jetstream targets run the counter without losing increments.
     if (op === "counter" && backend === "file") continue;
     // Without a create phase, the keys are seeded untimed.
     if (op !== "create" && op !== "counter" && !created) {
-      await seed(location, all, "s".repeat(ctx.config.valueSize), ctx.nc);
+      await seed(location, all, "s".repeat(valueSize), ctx.nc);
     }
     created ||= op !== "counter";
     if (op === "counter") await seed(location, [COUNTER_KEY], "0", ctx.nc);
     const count = opsPerPhase(ctx.config, op);
-    const results = await pool.each<PhaseResult>((i) => ({
-      cmd: "phase",
-      op,
-      keys: op === "counter" ? [COUNTER_KEY] : viewKeys(keyspace, keys, n, i),
-      count,
-      seed: hashSeed(trial, i, op),
-    }));
+    const results = await pool.each<PhaseResult>((i) => {
+      const mine = op === "counter" ? [COUNTER_KEY] : views[i] as string[];
+      return { cmd: "phase", op, keys: mine, count, seed: hashSeed(trial, i, op) };
+    });
     phases.push(summarizePhase(op, results));
     await checkPhase(ctx, where, { op, results, all }, store);
   }
-  return { section: "main", trial, keyspace, processes: n, backend, target, phases };
+  return { section: "main", trial, keyspace, processes: n, backend, target, phases } as const;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Listing: one worker, a location seeded with entries, each method timed in turn.
-
 async function runLists(ctx: Context): Promise<void> {
-  const { config } = ctx;
-  if (config.listEntries <= 0 || config.listReps <= 0) return;
+  const { listEntries, listReps, listValueSizes, backends } = ctx.config;
+  if (listEntries <= 0 || listReps <= 0) return;
   await using pool = await startPool(ctx, 1);
-  for (const valueSize of config.listValueSizes) {
-    for (const backend of config.backends) {
+  const keys = Array.from({ length: listEntries }, (_, i) => `entry-${String(i).padStart(4, "0")}`);
+  for (const valueSize of listValueSizes) {
+    for (const backend of backends) {
       await using location = await ctx.locations.fresh(backend);
-      progress(`list: seeding ${config.listEntries} ${backend} entries of ${valueSize} B`);
-      const keys = Array.from(
-        { length: config.listEntries },
-        (_, i) => `entry-${String(i).padStart(4, "0")}`,
-      );
+      progress(`list: seeding ${listEntries} ${backend} entries of ${valueSize} B`);
       await seed(location, keys, "s".repeat(valueSize), ctx.nc);
       const list = (method: ListMethod) =>
-        pool.one<ListResult>(0, { cmd: "list", method, location, expect: keys.length });
+        pool.one<Awaited<ReturnType<typeof listOnce>>>(0, {
+          cmd: "list",
+          method,
+          location,
+          expect: keys.length,
+        });
       for (const method of LIST_METHODS[backend]) await list(method); // warm-up
-      for (let rep = 0; rep < config.listReps; rep++) {
+      for (let rep = 0; rep < listReps; rep++) {
         for (const method of rotate(LIST_METHODS[backend], rep)) {
-          progress(
-            `list: ${backend}, ${valueSize} B, rep ${rep + 1}/${config.listReps}, ${method}`,
-          );
+          progress(`list: ${backend}, ${valueSize} B, rep ${rep + 1}/${listReps}, ${method}`);
           const { ms, bytesRead, entries } = await list(method);
           ctx.lists.push({ backend, rep, method, ms: round(ms, 3), bytesRead, entries, valueSize });
         }
@@ -310,23 +276,15 @@ async function runLists(ctx: Context): Promise<void> {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Keys and small helpers.
-
 /** The keys worker `i` of `n` works on. Contended: every key, each worker from its own offset. */
-function viewKeys(keyspace: Keyspace, keys: number, n: number, i: number): string[] {
+function view(keyspace: Keyspace, keys: number, n: number, i: number): string[] {
   if (keyspace === "disjoint") return Array.from({ length: keys }, (_, j) => `p${i}-k${j}`);
   const offset = Math.floor((i * keys) / n);
   return Array.from({ length: keys }, (_, j) => `k${(j + offset) % keys}`);
 }
 
-function allKeys(keyspace: Keyspace, keys: number, n: number): string[] {
-  if (keyspace === "contended") return viewKeys(keyspace, keys, n, 0);
-  return Array.from({ length: n }, (_, i) => viewKeys(keyspace, keys, n, i)).flat();
-}
-
 function rotate<T>(items: readonly T[], by: number): T[] {
-  const k = items.length === 0 ? 0 : by % items.length;
+  const k = by % items.length;
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
@@ -336,34 +294,9 @@ function hashSeed(trial: number, worker: number, op: string): number {
   return h >>> 0;
 }
 
-const TERMINAL = Deno.stderr.isTerminal();
-
-/** Shows `text` on the terminal's last line (nothing when stderr is not a terminal). */
-function progress(text: string): void {
-  if (!TERMINAL) return;
-  let width = 100;
-  try {
-    width = Deno.consoleSize().columns;
-  } catch {
-    // not a console after all
-  }
-  Deno.stderr.writeSync(
-    new TextEncoder().encode(`\r\x1b[K${text.slice(0, Math.max(10, width - 1))}`),
-  );
-}
-
 // Server URLs can carry credentials; the JSON never does.
 function publicConfig(config: Config): Record<string, unknown> {
-  const servers = config.servers?.map((s) => {
-    try {
-      const url = new URL(s.includes("://") ? s : `nats://${s}`);
-      url.username = "";
-      url.password = "";
-      return url.toString();
-    } catch {
-      return "(unparsable)";
-    }
-  });
+  const servers = config.servers?.map((s) => s.replace(/^([a-z]+:\/\/)?[^@/]*@/, "$1"));
   return {
     ...config,
     mix: config.mixText,
@@ -373,12 +306,9 @@ function publicConfig(config: Config): Record<string, unknown> {
 }
 
 if (import.meta.main) {
-  let code: number;
-  try {
-    code = await main();
-  } catch (e) {
+  const code = await main().catch((e) => {
     console.error(`\nBenchmark failed: ${e instanceof Error ? e.message : String(e)}`);
-    code = 1;
-  }
+    return 1;
+  });
   Deno.exit(code);
 }

@@ -16,7 +16,6 @@ import { DESCRIPTION, type Locations, openStore, seed } from "./_location.ts";
 import type { Backend } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, rawCreate, rawUpdate } from "./_raw.ts";
 import { jetStreamRawTarget } from "./_jetstream_raw.ts";
-import type { MicroResult, MicroRow } from "./_results.ts";
 import { median, ratios } from "./_stats.ts";
 import { Entries } from "./_target.ts";
 
@@ -30,6 +29,23 @@ export interface MicroOptions {
   readonly locations: Locations;
 }
 
+/** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
+export interface MicroRow {
+  readonly section: string;
+  readonly backend: Backend;
+  readonly unit: "µs/op" | "ops/s";
+  readonly values: Record<string, number>;
+  readonly ratio: {
+    readonly of: string;
+    readonly median: number;
+    readonly min: number;
+    readonly max: number;
+  };
+}
+
+/** What the measurements found. */
+export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
+
 type Trial = Record<string, number>;
 type Call = (key: string) => Promise<unknown>;
 type Writes = { create: Call; update: Call };
@@ -41,7 +57,7 @@ const UPDATE = "u".repeat(SIZE);
 const ENTRIES = new Entries(SIZE);
 
 /** Runs every section. */
-export async function runMicro(o: MicroOptions): Promise<MicroResult> {
+export async function runMicro(o: MicroOptions) {
   const rows: MicroRow[] = [];
   const notes: string[] = [];
   for (const backend of ["file", "jetstream"] as const) {

@@ -10,7 +10,6 @@ import type { Location } from "./_protocol.ts";
 import type { Locations } from "./_location.ts";
 import type { runPeer } from "./_peers.ts";
 import { WorkerPool } from "./_pool.ts";
-import type { LostRow, PeerRow, PeersResult } from "./_results.ts";
 import { groupBy, median } from "./_stats.ts";
 
 type Reply = Awaited<ReturnType<typeof runPeer>>;
@@ -32,6 +31,24 @@ const LOST_UPDATE_ONLY: readonly string[] = [
   "unstorage fs driver",
 ];
 
+/** ops/s of one operation of one peer at one size and process count. */
+export interface PeerRow {
+  readonly system: string;
+  readonly n: number;
+  readonly processes: number;
+  readonly op: string;
+  readonly opsPerSec: number;
+  /** Entries a listing saw after the create phase (a lost create shows as fewer than n). */
+  readonly kept?: number;
+  /** Reads, updates or deletes that failed (of a key a lost create never wrote). */
+  readonly failed: number;
+  /** Passes this row is the median of. */
+  readonly trials?: number;
+}
+
+/** The peers table and the lost-update table. */
+export type PeersResult = Awaited<ReturnType<typeof runPeers>>;
+
 /** What the peers need from the driver. */
 export interface PeersOptions {
   readonly quick: boolean;
@@ -43,7 +60,7 @@ export interface PeersOptions {
 }
 
 /** Runs both tables. */
-export async function runPeers(o: PeersOptions): Promise<PeersResult> {
+export async function runPeers(o: PeersOptions) {
   await using pool = await WorkerPool.start(4, (index) => ({
     cmd: "init",
     index,
@@ -70,7 +87,7 @@ export async function runPeers(o: PeersOptions): Promise<PeersResult> {
       }
     }
   }
-  const lost: LostRow[] = [];
+  const lost = [];
   const increments = o.quick ? 20 : 200;
   for (const system of SYSTEMS) {
     o.progress(`lost updates: ${system}`);
