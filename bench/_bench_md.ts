@@ -31,7 +31,7 @@ export function renderBenchMd(results: Results, analysis?: string): string {
     command: results.command,
     startedAt: results.startedAt,
     seconds: Math.round(results.durationMs / 1000),
-    machine: table(["", ""], [
+    machine: table("|", [
       ["CPU", `${m.cpu}, ${m.cores} cores`],
       ["OS", m.os],
       ["Deno", `${m.deno} (V8 ${m.v8})`],

@@ -1,22 +1,34 @@
 // How the benchmark writes numbers, tables and progress: the one Markdown table renderer.
 
-/** A Markdown table; `right[i]` right-aligns column i. */
-export function table(
-  header: readonly string[],
+/**
+ * A Markdown table. `header` names the columns, separated by `|`; a name ending in `:` is a
+ * right-aligned column (the `:` is not shown).
+ */
+export function table(header: string, rows: readonly (readonly string[])[]): string {
+  const columns = header.split("|").map((h) => ({
+    name: h.replace(/:$/, ""),
+    right: h.endsWith(":"),
+  }));
+  const widths = columns.map((c, i) =>
+    Math.max(c.name.length, ...rows.map((r) => (r[i] ?? "").length))
+  );
+  const cell = (text: string, i: number) =>
+    columns[i]?.right ? text.padStart(widths[i] as number) : text.padEnd(widths[i] as number);
+  const line = (cells: readonly string[]) =>
+    `| ${columns.map((_, i) => cell(cells[i] ?? "", i)).join(" | ")} |`;
+  const rule = widths.map((w, i) =>
+    columns[i]?.right ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2)
+  );
+  return [line(columns.map((c) => c.name)), `|${rule.join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+/** A table under a `###` heading, followed by a blank line. */
+export function section(
+  title: string,
+  header: string,
   rows: readonly (readonly string[])[],
-  right: readonly boolean[] = [],
 ): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const pad = (cell: string, i: number) =>
-    right[i] ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number);
-  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => pad(c, i)).join(" | ")} |`;
-  const rule = widths.map((w, i) => right[i] ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2));
-  return [
-    line(header),
-    `|${rule.join("|")}|`,
-    ...rows.map((r) => line(header.map((_, i) => r[i] ?? ""))),
-  ]
-    .join("\n");
+  return `### ${title}\n\n${table(header, rows)}\n`;
 }
 
 /** ops/s for a table cell. */

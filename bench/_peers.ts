@@ -11,49 +11,41 @@ import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/no
 import type { NatsConnection } from "@nats-io/nats-core";
 import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
-import { Scope, StaleError } from "../mod.ts";
+import { Scope, StaleError, type Store } from "../mod.ts";
 import { DESCRIPTION, openStore } from "./_location.ts";
 import type { Location } from "./_protocol.ts";
 import { retrying, unless } from "./_target.ts";
 
 /** What one system does per operation. */
 export interface Peer {
-  create(key: string, description: string, body: string): Promise<void>;
+  create(key: string, description: string, body: string): Promise<unknown>;
   read(key: string): Promise<string>;
-  update(key: string, body: string): Promise<void>;
+  update(key: string, body: string): Promise<unknown>;
   list(): Promise<number>;
-  delete(key: string): Promise<void>;
+  delete(key: string): Promise<unknown>;
   /** One read-modify-write increment of a counter; resolves to the conflicts retried. */
   increment(key: string): Promise<number>;
   close?(): Promise<void>;
 }
 
 /** Opens `system` in a place with a directory and a bucket. */
-export async function openPeer(
-  system: string,
-  place: Location,
-  nc: NatsConnection | undefined,
-): Promise<Peer> {
+export async function openPeer(system: string, place: Location, nc?: NatsConnection) {
   const dir = place.dir as string;
-  switch (system) {
-    case "agentmem file":
-      return agentmem(await openStore({ dir }, nc), false);
-    case "agentmem file, readBeforeUpdate":
-      return agentmem(await openStore({ dir }, nc, true), true);
-    case "agentmem jetstream":
-      return agentmem(await openStore({ bucket: place.bucket as string }, nc), true);
-    case "Deno KV":
-      return await denoKv(`${dir}/kv.sqlite`);
-    case "SQLite":
-      return await sqlite(`${dir}/memory.db`);
-    case "Anthropic filesystem tool":
-      return await anthropicTool(dir);
-    case "MCP memory (JSONL)":
-      return mcpJsonl(`${dir}/memory.jsonl`);
-    case "unstorage fs driver":
-      return unstorageFs(dir);
-  }
-  throw new Error(`Unknown peer "${system}"`);
+  const peers: Record<string, () => Peer | Promise<Peer>> = {
+    "agentmem file": async () => agentmem(await openStore({ dir }, nc), false),
+    "agentmem file, readBeforeUpdate": async () =>
+      agentmem(await openStore({ dir }, nc, true), true),
+    "agentmem jetstream": async () =>
+      agentmem(await openStore({ bucket: place.bucket as string }, nc), true),
+    "Deno KV": () => denoKv(`${dir}/kv.sqlite`),
+    "SQLite": () => sqlite(`${dir}/memory.db`),
+    "Anthropic filesystem tool": () => anthropicTool(dir),
+    "MCP memory (JSONL)": () => mcpJsonl(`${dir}/memory.jsonl`),
+    "unstorage fs driver": () => unstorageFs(dir),
+  };
+  const open = peers[system];
+  if (open === undefined) throw new Error(`Unknown peer "${system}"`);
+  return await open();
 }
 
 /**
@@ -70,50 +62,48 @@ export async function runPeer(peer: Peer, op: string, keys: readonly string[], r
     delete: (key) => peer.delete(key),
     list: async () => (seen = await peer.list()),
     increment: async (key) => (retries += await peer.increment(key)),
-    value: async (key) => (seen = Number(COUNT.exec(await peer.read(key))?.[1])),
+    value: async (key) => (seen = count(await peer.read(key))),
   };
   const call = calls[op];
   if (call === undefined) throw new Error(`Unknown peer operation "${op}"`);
+  const tolerated = ["read", "update", "delete"].includes(op);
   const start = performance.timeOrigin + performance.now();
   for (let r = 0; r < reps; r++) {
-    for (const key of keys) {
-      try {
-        await call(key);
-      } catch (e) {
-        if (!["read", "update", "delete"].includes(op)) throw e;
-        failed++;
-      }
-    }
+    for (const key of keys) await call(key).catch((e) => tolerated ? failed++ : Promise.reject(e));
   }
   return { start, end: performance.timeOrigin + performance.now(), retries, seen, failed };
 }
 
-const COUNT = /count: (\d+);/;
 const CREATE = "c".repeat(1024);
 const UPDATE = "u".repeat(1024);
+// A counter's body, `count: N;`: a string the Anthropic tool's str_replace finds exactly.
+const COUNT = /count: (\d+);/;
+const count = (body: string) => Number(COUNT.exec(body)?.[1]);
+const next = (body: string) => `count: ${count(body) + 1};`;
 const isCode = (e: unknown, code: string) => (e as { code?: unknown }).code === code;
+const missing = (what: string) => Promise.reject(new Error(`No entry ${what}`));
 
-function agentmem(store: Awaited<ReturnType<typeof openStore>>, checked: boolean): Peer {
+function agentmem(store: Store, checked: boolean): Peer {
   const opts = { scope: new Scope() };
   const descriptions = new Map<string, string>();
+  const read = async (key: string) => {
+    const e = await store.read(key, opts);
+    descriptions.set(key, e.description);
+    return e.content;
+  };
+  const write = (key: string, body: string) =>
+    store.update(key, descriptions.get(key) ?? "counter", body, opts);
+  const isConflict = (e: unknown) => checked && e instanceof StaleError;
   return {
-    create: (key, description, body) => {
+    create(key, description, body) {
       descriptions.set(key, description);
       return store.create(key, description, body, opts);
     },
-    read: async (key) => {
-      const e = await store.read(key, opts);
-      descriptions.set(key, e.description);
-      return e.content;
-    },
-    update: (key, body) => store.update(key, descriptions.get(key) ?? "counter", body, opts),
+    read,
+    update: write,
     list: async () => (await store.list()).length,
-    delete: async (key) => void await store.delete(key, opts),
-    increment: (key) =>
-      retrying(unless((e) => checked && e instanceof StaleError, async () => {
-        const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
-        await store.update(key, "counter", `count: ${n + 1};`, opts);
-      })),
+    delete: (key) => store.delete(key, opts),
+    increment: (key) => retrying(unless(isConflict, async () => write(key, next(await read(key))))),
   };
 }
 
@@ -122,7 +112,8 @@ function agentmem(store: Awaited<ReturnType<typeof openStore>>, checked: boolean
 // call is retried on it, as a user would have to.
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
   let result: T | undefined;
-  await retrying(unless((e) => String(e).includes("database is locked"), async (retry) => {
+  const isLocked = (e: unknown) => String(e).includes("database is locked");
+  await retrying(unless(isLocked, async (retry) => {
     if (retry) await new Promise((r) => setTimeout(r, 1));
     // Awaited inside the attempt: a synchronous throw and a rejection are both caught.
     result = await fn();
@@ -131,20 +122,24 @@ async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function denoKv(path: string): Promise<Peer> {
+  type V = { description: string; body: string };
   const kv = await unlocked(() => Deno.openKv(path));
   const seen = new Map<string, string>();
-  type V = { description: string; body: string };
   const get = async (key: string) => {
     const e = await unlocked(() => kv.get<V>(["m", key]));
-    if (e.value === null) throw new Error(`No entry ${key}`);
+    if (e.value === null) return missing(key);
     seen.set(key, e.versionstamp);
-    return e;
+    return { ...e, value: e.value };
   };
-  const put = async (key: string, stamp: string | null, value: V) =>
-    (await unlocked(() =>
-      kv.atomic().check({ key: ["m", key], versionstamp: stamp }).set(["m", key], value).commit()
-    ))
-      .ok;
+  const put = async (key: string, versionstamp: string | null, value: V) => {
+    const atomic = () => kv.atomic().check({ key: ["m", key], versionstamp });
+    return (await unlocked(() => atomic().set(["m", key], value).commit())).ok;
+  };
+  const list = async () => {
+    let n = 0;
+    for await (const _ of kv.list({ prefix: ["m"] })) n++;
+    return n;
+  };
   return {
     async create(key, description, body) {
       if (!(await put(key, null, { description, body }))) throw new Error(`${key} exists`);
@@ -152,24 +147,15 @@ async function denoKv(path: string): Promise<Peer> {
     read: async (key) => (await get(key)).value.body,
     async update(key, body) {
       const e = await get(key);
-      if (!(await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body }))) {
-        throw new Error(`${key} changed`);
-      }
+      const ok = await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body });
+      if (!ok) throw new Error(`${key} changed`);
     },
-    list: () =>
-      unlocked(async () => {
-        let n = 0;
-        for await (const _ of kv.list({ prefix: ["m"] })) n++;
-        return n;
-      }),
+    list: () => unlocked(list),
     delete: (key) => unlocked(() => kv.delete(["m", key])),
     increment: (key) =>
       retrying(async () => {
         const e = await get(key);
-        return await put(key, e.versionstamp, {
-          ...e.value,
-          body: `count: ${Number(COUNT.exec(e.value.body)?.[1]) + 1};`,
-        });
+        return await put(key, e.versionstamp, { ...e.value, body: next(e.value.body) });
       }),
     close: () => Promise.resolve(kv.close()),
   };
@@ -182,14 +168,10 @@ async function sqlite(path: string): Promise<Peer> {
   db.exec("PRAGMA busy_timeout = 30000");
   // Switching to WAL and creating the table take locks the busy timeout does not always wait
   // for when several processes open the file at once.
-  await unlocked(() => {
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = FULL");
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER)",
-    );
-    return Promise.resolve();
-  });
+  const columns = "key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER";
+  const setUp = `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+    CREATE TABLE IF NOT EXISTS m (${columns})`;
+  await unlocked(() => Promise.resolve(db.exec(setUp)));
   const ins = db.prepare("INSERT INTO m VALUES (?, ?, ?, 1)");
   const sel = db.prepare("SELECT body, version FROM m WHERE key = ?");
   const upd = db.prepare(
@@ -205,7 +187,7 @@ async function sqlite(path: string): Promise<Peer> {
     return row;
   };
   return {
-    create: (key, description, body) => Promise.resolve(void ins.run(key, description, body)),
+    create: (key, description, body) => Promise.resolve(ins.run(key, description, body)),
     read: (key) => Promise.resolve(get(key).body),
     update(key, body) {
       const v = seen.get(key) ?? get(key).version;
@@ -214,12 +196,11 @@ async function sqlite(path: string): Promise<Peer> {
       return Promise.resolve();
     },
     list: () => Promise.resolve(lst.all().length),
-    delete: (key) => Promise.resolve(void del.run(key)),
+    delete: (key) => Promise.resolve(del.run(key)),
     increment: (key) =>
       retrying(() => {
         const row = get(key);
-        const n = Number(COUNT.exec(row.body)?.[1]);
-        return Promise.resolve(upd.run(`count: ${n + 1};`, key, row.version).changes === 1);
+        return Promise.resolve(upd.run(next(row.body), key, row.version).changes === 1);
       }),
     close: () => Promise.resolve(db.close()),
   };
@@ -237,24 +218,21 @@ async function anthropicTool(dir: string): Promise<Peer> {
     bodies.set(key, body);
     return body;
   };
-  const replace = (key: string, old: string, body: string) =>
-    tool.str_replace({ command: "str_replace", path: path(key), old_str: old, new_str: body });
+  const replace = (key: string, old_str: string, new_str: string) =>
+    tool.str_replace({ command: "str_replace", path: path(key), old_str, new_str });
+  const gone = (e: unknown) => String(e).includes("did not appear verbatim");
   return {
-    create: async (key, description, body) =>
-      void await tool.create({
-        command: "create",
-        path: path(key),
-        file_text: `${description}\n${body}`,
-      }),
+    create: (key, description, body) =>
+      tool.create({ command: "create", path: path(key), file_text: `${description}\n${body}` }),
     read: view,
-    update: async (key, body) => void await replace(key, bodies.get(key) ?? await view(key), body),
+    update: async (key, body) => replace(key, bodies.get(key) ?? await view(key), body),
     list: async () =>
       (await tool.view({ command: "view", path: "/memories" })).split("\n").length - 2,
-    delete: async (key) => void await tool.delete({ command: "delete", path: path(key) }),
+    delete: (key) => tool.delete({ command: "delete", path: path(key) }),
     increment: (key) =>
-      retrying(unless((e) => String(e).includes("did not appear verbatim"), async () => {
-        const n = Number(COUNT.exec(await view(key))?.[1]);
-        await replace(key, `count: ${n};`, `count: ${n + 1};`);
+      retrying(unless(gone, async () => {
+        const body = await view(key);
+        await replace(key, `count: ${count(body)};`, next(body));
       })),
   };
 }
@@ -266,7 +244,7 @@ async function anthropicTool(dir: string): Promise<Peer> {
 // whose observations are [description, body]; an update is one load and one save.
 function mcpJsonl(file: string): Peer {
   type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
-  const load = async (): Promise<Entity[]> => {
+  const load = async () => {
     const text = await readFile(file, "utf-8").catch((e) =>
       isCode(e, "ENOENT") ? "" : Promise.reject(e)
     );
@@ -277,38 +255,27 @@ function mcpJsonl(file: string): Peer {
     await writeFile(temp, graph.map((e) => JSON.stringify(e)).join("\n"));
     await rename(temp, file);
   };
-  const find = (graph: Entity[], key: string) => {
-    const e = graph.find((x) => x.name === key);
-    if (e === undefined) throw new Error(`No entity ${key}`);
-    return e;
+  const find = (graph: Entity[], key: string) => graph.find((x) => x.name === key);
+  // Loads the graph, changes the entity `key` with `change` and saves the graph.
+  const edit = async (key: string, change: (observations: string[]) => void) => {
+    const graph = await load();
+    const entity = find(graph, key);
+    if (entity === undefined) return missing(key);
+    change(entity.observations);
+    await save(graph);
   };
   return {
-    async create(key, description, body) {
+    async create(name, description, body) {
       const graph = await load();
-      if (graph.some((e) => e.name === key)) return;
-      graph.push({
-        type: "entity",
-        name: key,
-        entityType: "memory",
-        observations: [description, body],
-      });
+      if (find(graph, name) !== undefined) return;
+      graph.push({ type: "entity", name, entityType: "memory", observations: [description, body] });
       await save(graph);
     },
-    read: async (key) => find(await load(), key).observations[1] ?? "",
-    async update(key, body) {
-      const graph = await load();
-      find(graph, key).observations[1] = body;
-      await save(graph);
-    },
+    read: async (key) => find(await load(), key)?.observations[1] ?? missing(key),
+    update: (key, body) => edit(key, (o) => o[1] = body),
     list: async () => (await load()).length,
     delete: async (key) => await save((await load()).filter((e) => e.name !== key)),
-    async increment(key) {
-      const graph = await load();
-      const e = find(graph, key);
-      e.observations[1] = `count: ${Number(COUNT.exec(e.observations[1] ?? "")?.[1]) + 1};`;
-      await save(graph);
-      return 0;
-    },
+    increment: (key) => edit(key, (o) => o[1] = next(o[1] ?? "")).then(() => 0),
   };
 }
 
@@ -326,9 +293,9 @@ function unstorageFs(dir: string): Peer {
     // The driver writes files in place: a read can find one half-written. Read again.
     increment: (key) =>
       retrying(async () => {
-        const found = COUNT.exec(await read(key));
-        if (found !== null) await storage.setItem(key, `count: ${Number(found[1]) + 1};`);
-        return found !== null;
+        const body = await read(key);
+        if (COUNT.test(body)) await storage.setItem(key, next(body));
+        return COUNT.test(body);
       }),
     close: () => storage.dispose(),
   };

@@ -3,8 +3,8 @@
 // per-trial (or per-rep) ratios.
 
 import type { Keyspace } from "./_args.ts";
-import type { Backend, ListMethod, Op, PhaseResult, TargetName } from "./_protocol.ts";
 import { fmtSpread, sizeLabel } from "./_format.ts";
+import type { Backend, ListMethod, Op, PhaseResult, TargetName } from "./_protocol.ts";
 import { groupBy, median, percentile, ratios, round } from "./_stats.ts";
 import type { MicroRow } from "./micro.ts";
 
@@ -33,6 +33,13 @@ export interface ListRecord {
   readonly valueSize: number;
 }
 
+/** A speed target and whether this run met it (`null`: not measured, or reported only). */
+export interface TargetRow {
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
 /** Everything computed from the records. */
 export type Summary = ReturnType<typeof summarize>;
 /** Medians over trials of one target's operation. */
@@ -43,6 +50,8 @@ export type RatioRow = ReturnType<typeof libraryRatios>[number];
 export type ListRow = ReturnType<typeof listRows>[number];
 
 const STATS = ["opsPerSec", "p50Ms", "p95Ms", "p99Ms", "exists", "stale", "retries"] as const;
+const OPS = ["create", "update", "read", "delete", "counter"] as const;
+const REFERENCE = new URL("./reference.json", import.meta.url);
 
 /** One phase of every worker merged: throughput over the wall time, latency percentiles. */
 export function summarizePhase(op: Op, results: readonly PhaseResult[]) {
@@ -50,11 +59,12 @@ export function summarizePhase(op: Op, results: readonly PhaseResult[]) {
   const wallMs = Math.max(...results.map((r) => r.end)) - Math.min(...results.map((r) => r.start));
   const sum = (f: (r: PhaseResult) => number) => results.reduce((s, r) => s + f(r), 0);
   const ms = (p: number) => round(percentile(latencies, p) / 1000, 4);
+  const opsPerSec = round(wallMs > 0 ? latencies.length / (wallMs / 1000) : 0, 1);
   return {
     op,
     operations: latencies.length,
     wallMs: round(wallMs, 3),
-    opsPerSec: round(wallMs > 0 ? latencies.length / (wallMs / 1000) : 0, 1),
+    opsPerSec,
     p50Ms: ms(50),
     p95Ms: ms(95),
     p99Ms: ms(99),
@@ -65,82 +75,72 @@ export function summarizePhase(op: Op, results: readonly PhaseResult[]) {
 }
 
 /** Computes medians, ratios and targets from the records. */
-export function summarize(
-  runs: readonly RunRecord[],
-  lists: readonly ListRecord[],
-  micro?: MicroRows,
-) {
-  const ratioRows = libraryRatios(runs);
-  const list = listRows(lists);
+export function summarize(runs: RunRecord[], lists: ListRecord[], micro?: { rows: MicroRow[] }) {
+  const [main, ratioRows, list] = [mainRows(runs), libraryRatios(runs), listRows(lists)];
+  const js = lists.filter((l) => l.backend === "jetstream");
+  const file = lists.filter((l) => l.backend === "file");
   const targets = [
     ...operationTargets(ratioRows),
-    ...listTargets(list, lists),
-    ...microTargets(micro),
+    ...jetStreamList(js),
+    fileListTime(file),
+    fileListBytes(list, lists),
+    ...microTargets(micro?.rows ?? []),
   ];
-  return { main: mainRows(runs), ratios: ratioRows, list, targets };
+  return { main, ratios: ratioRows, list, targets };
 }
 
-function mainRows(runs: readonly RunRecord[]) {
+function mainRows(runs: RunRecord[]) {
   const phases = runs.flatMap((run) => run.phases.map((phase) => ({ run, phase })));
   const groups = groupBy(phases, ({ run, phase }) => `${run.keyspace}|${run.target}|${phase.op}`);
   return groups.map((group) => {
-    const { run: { keyspace, backend, target, processes }, phase: { op } } =
-      group[0] as (typeof phases)[0];
+    const { run, phase } = group[0] as (typeof phases)[0];
     const medians = STATS.map((k) => [k, median(group.map((g) => g.phase[k]))]);
     const stats = Object.fromEntries(medians) as Record<(typeof STATS)[number], number>;
-    return { keyspace, backend, target, op, processes, ...stats, trials: group.length };
+    const { keyspace, backend, target, processes } = run;
+    return { keyspace, backend, target, op: phase.op, processes, ...stats, trials: group.length };
   });
 }
 
 // Per trial, the library's ops/s over its floor's in the same trial; then their spread.
-function libraryRatios(runs: readonly RunRecord[]) {
+function libraryRatios(runs: RunRecord[]) {
   const trials = [...new Set(runs.map((r) => r.trial))];
-  return [...new Set(runs.map((r) => r.keyspace))].flatMap((keyspace) =>
-    (["file", "jetstream"] as const).flatMap((backend) => {
+  const keyspaces = [...new Set(runs.map((r) => r.keyspace))];
+  const rows = [];
+  for (const keyspace of keyspaces) {
+    for (const backend of ["file", "jetstream"] as const) {
       const [target, baseline] = [backend, `${backend}-raw`] as const;
-      return (["create", "update", "read", "delete", "counter"] as const).flatMap((op) => {
+      for (const op of OPS) {
         const rate = (trial: number, t: TargetName) =>
           runs.find((r) => r.trial === trial && r.keyspace === keyspace && r.target === t)
             ?.phases.find((p) => p.op === op)?.opsPerSec;
-        const { median: ratio, min, max, trials: n } = ratios(
-          trials.map((t) => [rate(t, target), rate(t, baseline)]),
-        );
-        return n === 0
-          ? []
-          : [{ keyspace, backend, op, target, baseline, ratio, min, max, trials: n }];
-      });
-    })
-  );
+        const s = ratios(trials.map((t) => [rate(t, target), rate(t, baseline)]));
+        const { median: ratio, min, max } = s;
+        if (s.trials > 0) {
+          rows.push({ keyspace, backend, op, target, baseline, ratio, min, max, trials: s.trials });
+        }
+      }
+    }
+  }
+  return rows;
 }
 
-function listRows(lists: readonly ListRecord[]) {
+function listRows(lists: ListRecord[]) {
   return groupBy(lists, (l) => `${l.valueSize}|${l.backend}|${l.method}`).map((group) => {
     const { backend, method, entries, valueSize } = group[0] as ListRecord;
     const [ms, bytesRead] = [median(group.map((g) => g.ms)), median(group.map((g) => g.bytesRead))];
+    const bytesPerEntry = bytesRead / entries;
     return {
       backend,
       method,
       ms,
       bytesRead,
-      bytesPerEntry: bytesRead / entries,
+      bytesPerEntry,
       entries,
       valueSize,
       reps: group.length,
     };
   });
 }
-
-/** A speed target and whether this run met it (`null`: not measured, or reported only). */
-export interface TargetRow {
-  readonly goal: string;
-  readonly measured: string;
-  readonly met: boolean | null;
-}
-
-/** What bench/micro.ts measured, as far as its targets go. */
-type MicroRows = { readonly rows: readonly MicroRow[] } | undefined;
-
-const REFERENCE = new URL("./reference.json", import.meta.url);
 
 const row = (goal: string, measured: string, met: boolean | null): TargetRow => ({
   goal,
@@ -149,8 +149,9 @@ const row = (goal: string, measured: string, met: boolean | null): TargetRow => 
 });
 const notMeasured = (goal: string) => row(goal, "not measured", null);
 
-/** Create and update at least 0.9x the floor's throughput; read time at most 1.5x (file), 1.1x. */
-function operationTargets(rows: readonly RatioRow[]): TargetRow[] {
+// Create and update at least 0.9x the floor's throughput; a read at most 1.5x (file) or 1.1x
+// (jetstream) the floor's time, the inverse of the throughput ratio.
+function operationTargets(rows: RatioRow[]): TargetRow[] {
   return (["file", "jetstream"] as const).flatMap((backend) =>
     (["create", "update", "read"] as const).map((op) => {
       const found = rows.filter((r) => r.backend === backend && r.op === op);
@@ -159,13 +160,11 @@ function operationTargets(rows: readonly RatioRow[]): TargetRow[] {
         ? `${backend} read time <= ${(1 / min).toFixed(1)}x ${backend}-raw (the floor)`
         : `${backend} ${op} >= ${min}x ${backend}-raw`;
       if (found.length === 0) return notMeasured(goal);
-      // A read target is a time ratio: the inverse of the throughput ratio.
+      const time = (r: RatioRow) => ({ median: 1 / r.ratio, min: 1 / r.max, max: 1 / r.min });
       const spread = (r: RatioRow) =>
-        op === "read"
-          ? { median: 1 / r.ratio, min: 1 / r.max, max: 1 / r.min }
-          : { median: r.ratio, ...r };
-      const measured = found.map((r) => fmtSpread(spread(r)).replace("(", `(${r.keyspace}; `));
-      return row(goal, measured.join(", "), found.every((r) => r.ratio >= min));
+        fmtSpread(op === "read" ? time(r) : { median: r.ratio, ...r });
+      const measured = found.map((r) => spread(r).replace("(", `(${r.keyspace}; `)).join(", ");
+      return row(goal, measured, found.every((r) => r.ratio >= min));
     })
   );
 }
@@ -173,31 +172,19 @@ function operationTargets(rows: readonly RatioRow[]): TargetRow[] {
 // Per rep, the time of `over` over that of `under`; then the median.
 function listRatio(lists: readonly ListRecord[], over: ListMethod, under: ListMethod): number {
   const ms = (rep: number, m: ListMethod) => lists.find((l) => l.rep === rep && l.method === m)?.ms;
-  return ratios([...new Set(lists.map((l) => l.rep))].map((rep) => [ms(rep, over), ms(rep, under)]))
-    .median;
+  const reps = [...new Set(lists.map((l) => l.rep))];
+  return ratios(reps.map((rep) => [ms(rep, over), ms(rep, under)])).median;
 }
 
-/** The list targets: time against the floors and keys()+get(), and bytes against the floor's. */
-function listTargets(list: readonly ListRow[], lists: readonly ListRecord[]): TargetRow[] {
-  const file = lists.filter((l) => l.backend === "file");
-  return [
-    ...jetStreamList(lists.filter((l) => l.backend === "jetstream")),
-    fileListTime(file),
-    fileListBytes(list, lists),
-  ];
-}
-
-const sizesOf = (lists: readonly ListRecord[]) =>
+const sizesOf = (lists: ListRecord[]) =>
   [...new Set(lists.map((l) => l.valueSize))].sort((a, b) => a - b);
 
 // Judged at the smallest body size measured (a typical memory); larger bodies are reported beside
 // it. With large bodies a listing and keys()+get() move the same bytes, so "keys()+get() ÷ one
 // watch pass" is the most any listing could reach.
-function jetStreamList(js: readonly ListRecord[]): TargetRow[] {
-  const [watchGoal, keysGoal] = [
-    "jetstream list <= 2x one watch pass",
-    "jetstream list >= 5x faster than keys()+get()",
-  ];
+function jetStreamList(js: ListRecord[]): TargetRow[] {
+  const watchGoal = "jetstream list <= 2x one watch pass";
+  const keysGoal = "jetstream list >= 5x faster than keys()+get()";
   const at = (size: number) => js.filter((l) => l.valueSize === size);
   const has = (size: number, m: ListMethod) => at(size).some((l) => l.method === m);
   const sizes = sizesOf(js);
@@ -206,101 +193,92 @@ function jetStreamList(js: readonly ListRecord[]): TargetRow[] {
     return [notMeasured(watchGoal), notMeasured(keysGoal)];
   }
   const label = (size: number) => `${sizeLabel(size)} bodies${size === judged ? "" : ", info"}`;
-  const watch = sizes.filter((s) => has(s, "jetstream-watch"))
-    .map((size) => ({ size, ratio: listRatio(at(size), "jetstream", "jetstream-watch") }));
-  const keys = sizes.filter((s) => has(s, "jetstream-keys-get")).map((size) => ({
-    size,
-    ratio: listRatio(at(size), "jetstream-keys-get", "jetstream"),
-    ceiling: has(size, "jetstream-watch")
-      ? listRatio(at(size), "jetstream-keys-get", "jetstream-watch")
-      : NaN,
-  }));
-  const w0 = watch.find((w) => w.size === judged);
-  const k0 = keys.find((k) => k.size === judged);
-  const watchText = watch.map((w) => `${w.ratio.toFixed(2)}x (${label(w.size)})`).join("; ");
-  const keysText = keys.map((k) =>
-    `${k.ratio.toFixed(1)}x (${label(k.size)}; a watch pass is ${k.ceiling.toFixed(1)}x)`
-  );
+  const ratio = (size: number, a: ListMethod, b: ListMethod) =>
+    has(size, a) && has(size, b) ? listRatio(at(size), a, b) : NaN;
+  const watch = sizes.filter((s) => has(s, "jetstream-watch"));
+  const keys = sizes.filter((s) => has(s, "jetstream-keys-get"));
+  const overWatch = (s: number) => ratio(s, "jetstream", "jetstream-watch");
+  const underKeys = (s: number) => ratio(s, "jetstream-keys-get", "jetstream");
+  const watchText = watch.map((s) => `${overWatch(s).toFixed(2)}x (${label(s)})`).join("; ");
+  const keysText = keys.map((s) => {
+    const ceiling = ratio(s, "jetstream-keys-get", "jetstream-watch").toFixed(1);
+    return `${underKeys(s).toFixed(1)}x (${label(s)}; a watch pass is ${ceiling}x)`;
+  }).join("; ");
   return [
-    row(watchGoal, watchText || "not measured", w0 === undefined ? null : w0.ratio <= 2),
-    row(keysGoal, keysText.join("; ") || "not measured", k0 === undefined ? null : k0.ratio >= 5),
+    row(
+      watchGoal,
+      watchText || "not measured",
+      watch.includes(judged) ? overWatch(judged) <= 2 : null,
+    ),
+    row(
+      keysGoal,
+      keysText || "not measured",
+      keys.includes(judged) ? underKeys(judged) >= 5 : null,
+    ),
   ];
 }
 
 // Judged at the smallest body size measured (a typical memory); larger ones are shown beside it.
-function fileListTime(file: readonly ListRecord[]): TargetRow {
+function fileListTime(file: ListRecord[]): TargetRow {
   const goal = "file list <= 2x the raw pass (directory + first KiB of each)";
-  const at = sizesOf(file).map((size) => ({
-    size,
-    ratio: listRatio(file.filter((l) => l.valueSize === size), "file", "file-headers"),
-  })).filter((r) => Number.isFinite(r.ratio));
-  const first = at[0];
+  const ratio = (size: number) =>
+    listRatio(file.filter((l) => l.valueSize === size), "file", "file-headers");
+  const sizes = sizesOf(file).filter((size) => Number.isFinite(ratio(size)));
+  const first = sizes[0];
   if (first === undefined) return notMeasured(goal);
   const entries = file[0]?.entries ?? 0;
-  const measured = at.map((r) =>
-    `${r.ratio.toFixed(2)}x (${entries} entries, ${sizeLabel(r.size)} bodies)`
+  const measured = sizes.map((s) =>
+    `${ratio(s).toFixed(2)}x (${entries} entries, ${sizeLabel(s)} bodies)`
   );
-  return row(goal, measured.join("; "), first.ratio <= 2);
+  return row(goal, measured.join("; "), ratio(first) <= 2);
 }
 
 // Judged at the largest body size measured, where reading a body would show most: at most 1.25x
 // the bytes the floor reads, and less than a body per entry.
-function fileListBytes(list: readonly ListRow[], lists: readonly ListRecord[]): TargetRow {
+function fileListBytes(list: ListRow[], lists: ListRecord[]): TargetRow {
   const goal = "file list reads no bodies (bytes read vs the header-only baseline)";
   const size = Math.max(-1, ...list.filter((l) => l.backend === "file").map((l) => l.valueSize));
   const lib = list.find((l) => l.method === "file" && l.valueSize === size);
-  const headers = list.find((l) => l.method === "file-headers" && l.valueSize === size);
-  if (lib === undefined || headers === undefined) return notMeasured(goal);
+  const floor = list.find((l) => l.method === "file-headers" && l.valueSize === size);
+  if (lib === undefined || floor === undefined) return notMeasured(goal);
   const r = listRatio(lists.filter((l) => l.valueSize === size), "file", "file-headers");
   const time = `${r.toFixed(2)}x the baseline's time`;
-  if (lib.bytesRead < 0 || headers.bytesRead < 0) {
+  if (lib.bytesRead < 0 || floor.bytesRead < 0) {
     return row(goal, `bytes read unknown (no /proc/self/io); ${time}`, null);
   }
   const perEntry = (l: ListRow) => `${Math.round(l.bytesPerEntry)} B/entry`;
-  const met = lib.bytesRead <= headers.bytesRead * 1.25 && lib.bytesPerEntry < lib.valueSize;
-  return row(
-    goal,
-    `${perEntry(lib)} vs ${perEntry(headers)} with ${sizeLabel(size)} bodies; ${time}`,
-    met,
-  );
+  const measured = `${perEntry(lib)} vs ${perEntry(floor)} with ${sizeLabel(size)} bodies; ${time}`;
+  return row(goal, measured, lib.bytesRead <= floor.bytesRead * 1.25 && lib.bytesPerEntry < size);
 }
 
-/**
- * The single-process targets. The 16-in-flight ones are judged against today's library run in the
- * same trial, or, without git to extract it, against the number recorded in bench/reference.json.
- */
-function microTargets(micro: MicroRows): TargetRow[] {
-  const rows = micro?.rows ?? [];
-  const reference = rows.some((r) => r.section.startsWith("inflight"))
-    ? JSON.parse(Deno.readTextFileSync(REFERENCE)) as { median: Record<string, number> }
-    : undefined;
-  return rows.map((r) => {
-    const spread = fmtSpread(r.ratio);
-    const value = (label: string) => r.values[label] as number;
-    if (r.section === "exists") {
-      return row(
-        `${r.backend} create of an existing key <= 1.5x a read`,
-        spread,
-        r.ratio.median <= 1.5,
-      );
+// The single-process targets. The 16-in-flight ones are judged against today's library run in
+// the same trial, or, without git to extract it, against the number bench/reference.json holds.
+function microTargets(rows: MicroRow[]): TargetRow[] {
+  const inflight = rows.some((r) => r.section.startsWith("inflight"));
+  const reference = inflight ? JSON.parse(Deno.readTextFileSync(REFERENCE)).median : {};
+  return rows.map(({ section, backend, values, ratio }) => {
+    const [spread, value] = [fmtSpread(ratio), (label: string) => values[label] as number];
+    switch (section) {
+      case "exists":
+        return row(
+          `${backend} create of an existing key <= 1.5x a read`,
+          spread,
+          ratio.median <= 1.5,
+        );
+      case "capacity": {
+        const goal = `${backend} exact capacity adds <= 10% to a create at 1,000 entries`;
+        return row(goal, `${spread} of the empty store's ratio to raw`, ratio.median <= 1.1);
+      }
+      case "rbu": {
+        const off = (value("update, option off") / value("raw update")).toFixed(2);
+        const goal = "file update with readBeforeUpdate: true, against the raw durable update";
+        return row(goal, `${spread}; with the option off ${off}x`, null);
+      }
     }
-    if (r.section === "capacity") {
-      const goal = `${r.backend} exact capacity adds <= 10% to a create at 1,000 entries`;
-      return row(goal, `${spread} of the empty store's ratio to raw`, r.ratio.median <= 1.1);
-    }
-    if (r.section === "rbu") {
-      const off = (value("update, option off") / value("raw update")).toFixed(2);
-      const goal = "file update with readBeforeUpdate: true, against the raw durable update";
-      return row(goal, `${spread}; with the option off ${off}x`, null);
-    }
-    const op = r.section.slice("inflight ".length);
-    const fixed = value("library") / (reference?.median[op] as number);
-    const live = r.ratio.of.endsWith("today's library");
+    const op = section.slice("inflight ".length);
+    const [fixed, live] = [value("library") / reference[op], ratio.of.endsWith("today's library")];
     const measured = `${live ? `${spread}; ` : ""}${fixed.toFixed(2)}x the recorded reference`;
-    return row(
-      `file ${op}, 16 in flight, >= 1.5x today's library`,
-      measured,
-      (live ? r.ratio.median : fixed) >= 1.5,
-    );
+    const goal = `file ${op}, 16 in flight, >= 1.5x today's library`;
+    return row(goal, measured, (live ? ratio.median : fixed) >= 1.5);
   });
 }

@@ -15,7 +15,6 @@ import { Locations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, PhaseResult, TargetName } from "./_protocol.ts";
-import { backendOf } from "./_protocol.ts";
 import { renderText } from "./_report.ts";
 import type { Results } from "./_results.ts";
 import { round } from "./_stats.ts";
@@ -28,6 +27,7 @@ const LIST_METHODS: Record<Backend, ListMethod[]> = {
   file: ["file", "file-headers", "file-bodies"],
   jetstream: ["jetstream", "jetstream-watch", "jetstream-keys-get"],
 };
+const NO_NATS = "bench (or pass --servers, or --backend file --suites main,lists)";
 
 /** Shared state of one benchmark invocation. */
 interface Context extends Checks {
@@ -54,8 +54,7 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const startedAt = new Date();
-  const loadAtStart = Deno.loadavg()[0] ?? 0;
+  const [startedAt, t0, loadAtStart] = [new Date(), performance.now(), Deno.loadavg()[0] ?? 0];
   await using ctx = await setUp(config);
   const { suites, quick } = config;
   if (suites.includes("main")) await runMain(ctx);
@@ -65,27 +64,21 @@ async function main(): Promise<number> {
     ? await suite(ctx, "micro", () => runMicro({ ...ctx, quick, trials }))
     : undefined;
   const peers = suites.includes("peers")
-    ? await suite(
-      ctx,
-      "peers",
-      () => runPeers({ ...ctx, quick, trials: Math.min(3, trials), progress }),
-    )
+    ? await suite(ctx, "peers", () => runPeers({ ...ctx, quick, trials: Math.min(3, trials) }))
     : undefined;
   progress("");
   const machine = await machineInfo(ctx.nc?.info?.version);
   const loadAtEnd = machine.loadAverage[0] ?? 0;
   const notes = Math.max(loadAtStart, loadAtEnd) < machine.cores / 2 ? [] : [
-    `The machine was not idle: the 1-minute load average was ${
-      loadAtStart.toFixed(1)
-    } when the run started and ${
-      loadAtEnd.toFixed(1)
-    } when it ended, on ${machine.cores} cores. Ratios hold up better than absolute numbers; rerun on a quiet machine for the record.`,
+    `The machine was not idle: the 1-minute load average was ${loadAtStart.toFixed(1)} when ` +
+    `the run started and ${loadAtEnd.toFixed(1)} when it ended, on ${machine.cores} cores. ` +
+    "Ratios hold up better than absolute numbers; rerun on a quiet machine for the record.",
   ];
   const results: Results = {
     schema: 1,
     command: ["deno task bench", ...Deno.args].join(" "),
     startedAt: startedAt.toISOString(),
-    durationMs: Math.round(performance.now() - ctx.t0),
+    durationMs: Math.round(performance.now() - t0),
     machine,
     config: publicConfig(config),
     runs: ctx.runs,
@@ -104,33 +97,27 @@ async function main(): Promise<number> {
     await writeBenchMd(results);
     console.error("Wrote BENCH.md and bench/results.json");
   }
-  if (ctx.violations.length > 0) {
-    const list = ctx.violations.map((v) => `  - ${v}`).join("\n");
-    console.error(`\n!!! ${ctx.violations.length} INVARIANT(S) BROKEN !!!\n${list}\n`);
-    return 1;
-  }
-  if (!config.strict || results.summary.targets.every((t) => t.met !== false)) return 0;
-  console.error("Some speed targets were missed (--strict)");
-  return 1;
+  const broken = ctx.violations.map((v) => `  - ${v}`).join("\n");
+  const n = ctx.violations.length;
+  if (n > 0) console.error(`\n!!! ${n} INVARIANT(S) BROKEN !!!\n${broken}\n`);
+  const missed = config.strict && results.summary.targets.some((t) => t.met === false);
+  if (missed) console.error("Some speed targets were missed (--strict)");
+  return n > 0 || missed ? 1 : 0;
 }
 
 // A scratch directory, NATS when a suite needs it (micro and peers measure jetstream whatever
 // --backend says), the warm-up location; all removed on dispose, or on SIGINT.
-async function setUp(config: Config): Promise<Context & AsyncDisposable & { t0: number }> {
-  const t0 = performance.now();
-  const work = await Deno.makeTempDir({
-    prefix: "agentmem-bench-",
-    ...(config.dir ? { dir: config.dir } : {}),
-  });
-  const { backends, suites } = config;
-  let servers = config.servers ?? [];
-  const needsNats = backends.includes("jetstream") || suites.includes("micro") ||
-    suites.includes("peers");
-  const server = needsNats && config.servers === undefined ? await privateServer() : undefined;
-  if (server !== undefined) servers = [server.url];
-  const nc = needsNats
-    ? await connect({ servers: [...servers], name: "agentmem-bench-driver" })
-    : undefined;
+async function setUp(config: Config): Promise<Context & AsyncDisposable> {
+  const { backends, suites, dir } = config;
+  const work = await Deno.makeTempDir({ prefix: "agentmem-bench-", ...dir ? { dir } : {} });
+  const needsNats = backends.includes("jetstream") ||
+    suites.some((s) => s !== "main" && s !== "lists");
+  if (needsNats && config.servers === undefined) requireTools(NO_NATS, "nats-server");
+  if (needsNats && config.servers === undefined) progress("starting a private nats-server");
+  const server = needsNats && config.servers === undefined ? await startNatsServer() : undefined;
+  const servers = server === undefined ? config.servers ?? [] : [server.url];
+  const name = "agentmem-bench-driver";
+  const nc = needsNats ? await connect({ servers: [...servers], name }) : undefined;
   const runId = crypto.randomUUID().slice(0, 8);
   const locations = new Locations(work, nc, `agentmem_bench_${runId}`);
   const warmup = await locations.fresh(nc === undefined ? "file" : undefined);
@@ -142,16 +129,9 @@ async function setUp(config: Config): Promise<Context & AsyncDisposable & { t0: 
   };
   const onSignal = () => void dispose().finally(() => Deno.exit(130));
   Deno.addSignalListener("SIGINT", onSignal);
+  const ctx = { config, work, nc, servers, locations, warmup, checks: 0, violations: [] };
   return {
-    config,
-    work,
-    nc,
-    servers,
-    locations,
-    warmup,
-    t0,
-    checks: 0,
-    violations: [],
+    ...ctx,
     runs: [],
     lists: [],
     [Symbol.asyncDispose]() {
@@ -159,12 +139,6 @@ async function setUp(config: Config): Promise<Context & AsyncDisposable & { t0: 
       return dispose();
     },
   };
-}
-
-function privateServer() {
-  requireTools("bench (or pass --servers, or --backend file --suites main,lists)", "nats-server");
-  progress("starting a private nats-server");
-  return startNatsServer();
 }
 
 // A suite that fails leaves the rest of the run worth writing out; the exit status says it failed.
@@ -196,30 +170,25 @@ async function runMain(ctx: Context): Promise<void> {
     for (const keyspace of keyspaces) {
       for (const backend of backends) {
         for (const target of rotate<TargetName>([backend, `${backend}-raw`], trial)) {
-          progress(
-            `main: trial ${trial + 1}/${trials}, ${keyspace}, ${target}, ${processes} processes`,
-          );
-          ctx.runs.push(await runOnce(ctx, pool, trial, keyspace, target));
+          const about = `${keyspace}, ${target}, ${processes} processes`;
+          progress(`main: trial ${trial + 1}/${trials}, ${about}`);
+          ctx.runs.push(await runOnce(ctx, pool, { trial, keyspace, backend, target }));
         }
       }
     }
   }
 }
 
+type Run = { trial: number; keyspace: Keyspace; backend: Backend; target: TargetName };
+
 /** One run: a fresh location, every phase of the mix the target supports, invariants checked. */
-async function runOnce(
-  ctx: Context,
-  pool: WorkerPool,
-  trial: number,
-  keyspace: Keyspace,
-  target: TargetName,
-) {
+async function runOnce(ctx: Context, pool: WorkerPool, run: Run): Promise<RunRecord> {
+  const { trial, keyspace, backend, target } = run;
   const { keys, mix, valueSize } = ctx.config;
-  const n = pool.size;
-  const backend = backendOf(target);
-  const views = Array.from({ length: n }, (_, i) => view(keyspace, keys, n, i));
+  const processes = pool.size;
+  const views = Array.from({ length: processes }, (_, i) => view(keyspace, keys, processes, i));
   const all = keyspace === "contended" ? views[0] as string[] : views.flat();
-  const where = `main trial ${trial + 1} ${keyspace} ${target} (${n} processes)`;
+  const where = `main trial ${trial + 1} ${keyspace} ${target} (${processes} processes)`;
   const phases = [];
   await using location = await ctx.locations.fresh(backend);
   await pool.each(() => ({ cmd: "open", target, location }));
@@ -230,11 +199,9 @@ async function runOnce(
     // Only the revision-checked jetstream targets run the counter without losing increments.
     if (op === "counter" && backend === "file") continue;
     // Without a create phase, the keys are seeded untimed.
-    if (op !== "create" && op !== "counter" && !created) {
-      await seed(location, all, "s".repeat(valueSize), ctx.nc);
-    }
-    created ||= op !== "counter";
     if (op === "counter") await seed(location, [COUNTER_KEY], "0", ctx.nc);
+    else if (op !== "create" && !created) await seed(location, all, "s".repeat(valueSize), ctx.nc);
+    created ||= op !== "counter";
     const count = opsPerPhase(ctx.config, op);
     const results = await pool.each<PhaseResult>((i) => {
       const mine = op === "counter" ? [COUNTER_KEY] : views[i] as string[];
@@ -243,7 +210,7 @@ async function runOnce(
     phases.push(summarizePhase(op, results));
     await checkPhase(ctx, where, { op, results, all }, store);
   }
-  return { section: "main", trial, keyspace, processes: n, backend, target, phases } as const;
+  return { section: "main", ...run, processes, phases };
 }
 
 // Listing: one worker, a location seeded with entries, each method timed in turn.
@@ -252,18 +219,14 @@ async function runLists(ctx: Context): Promise<void> {
   if (listEntries <= 0 || listReps <= 0) return;
   await using pool = await startPool(ctx, 1);
   const keys = Array.from({ length: listEntries }, (_, i) => `entry-${String(i).padStart(4, "0")}`);
+  type Listed = Awaited<ReturnType<typeof listOnce>>;
   for (const valueSize of listValueSizes) {
     for (const backend of backends) {
       await using location = await ctx.locations.fresh(backend);
       progress(`list: seeding ${listEntries} ${backend} entries of ${valueSize} B`);
       await seed(location, keys, "s".repeat(valueSize), ctx.nc);
       const list = (method: ListMethod) =>
-        pool.one<Awaited<ReturnType<typeof listOnce>>>(0, {
-          cmd: "list",
-          method,
-          location,
-          expect: keys.length,
-        });
+        pool.one<Listed>(0, { cmd: "list", method, location, expect: keys.length });
       for (const method of LIST_METHODS[backend]) await list(method); // warm-up
       for (let rep = 0; rep < listReps; rep++) {
         for (const method of rotate(LIST_METHODS[backend], rep)) {
@@ -278,9 +241,9 @@ async function runLists(ctx: Context): Promise<void> {
 
 /** The keys worker `i` of `n` works on. Contended: every key, each worker from its own offset. */
 function view(keyspace: Keyspace, keys: number, n: number, i: number): string[] {
-  if (keyspace === "disjoint") return Array.from({ length: keys }, (_, j) => `p${i}-k${j}`);
   const offset = Math.floor((i * keys) / n);
-  return Array.from({ length: keys }, (_, j) => `k${(j + offset) % keys}`);
+  const key = (j: number) => keyspace === "disjoint" ? `p${i}-k${j}` : `k${(j + offset) % keys}`;
+  return Array.from({ length: keys }, (_, j) => key(j));
 }
 
 function rotate<T>(items: readonly T[], by: number): T[] {
@@ -297,12 +260,8 @@ function hashSeed(trial: number, worker: number, op: string): number {
 // Server URLs can carry credentials; the JSON never does.
 function publicConfig(config: Config): Record<string, unknown> {
   const servers = config.servers?.map((s) => s.replace(/^([a-z]+:\/\/)?[^@/]*@/, "$1"));
-  return {
-    ...config,
-    mix: config.mixText,
-    mixText: undefined,
-    servers: servers ?? "private nats-server",
-  };
+  const { mixText, ...rest } = config;
+  return { ...rest, mix: mixText, servers: servers ?? "private nats-server" };
 }
 
 if (import.meta.main) {

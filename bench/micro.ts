@@ -16,7 +16,7 @@ import { DESCRIPTION, type Locations, openStore, seed } from "./_location.ts";
 import type { Backend } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, rawCreate, rawUpdate } from "./_raw.ts";
 import { jetStreamRawTarget } from "./_jetstream_raw.ts";
-import { median, ratios } from "./_stats.ts";
+import { median, ratios, type Spread } from "./_stats.ts";
 import { Entries } from "./_target.ts";
 
 /** What the measurements need from the driver. */
@@ -35,18 +35,14 @@ export interface MicroRow {
   readonly backend: Backend;
   readonly unit: "µs/op" | "ops/s";
   readonly values: Record<string, number>;
-  readonly ratio: {
-    readonly of: string;
-    readonly median: number;
-    readonly min: number;
-    readonly max: number;
-  };
+  readonly ratio: Omit<Spread, "trials"> & { readonly of: string };
 }
 
 /** What the measurements found. */
 export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
 
 type Trial = Record<string, number>;
+type Head = Pick<MicroRow, "section" | "backend" | "unit">;
 type Call = (key: string) => Promise<unknown>;
 type Writes = { create: Call; update: Call };
 
@@ -73,19 +69,12 @@ export async function runMicro(o: MicroOptions) {
 }
 
 // Medians over trials of each label, and the spread of `of[0] / of[1]` within each trial.
-function row(
-  section: string,
-  backend: Backend,
-  unit: MicroRow["unit"],
-  trials: Trial[],
-  of: [string, string],
-): MicroRow {
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(
-    labels.map((l) => [l, median(trials.map((t) => t[l] as number))]),
-  );
-  const { trials: _, ...spread } = ratios(trials.map((t) => [t[of[0]], t[of[1]]]));
-  return { section, backend, unit, values, ratio: { of: `${of[0]} / ${of[1]}`, ...spread } };
+function row(head: Head, trials: Trial[], [a, b]: [string, string]): MicroRow {
+  const medians = Object.keys(trials[0] ?? {}).map((
+    l,
+  ) => [l, median(trials.map((t) => t[l] ?? NaN))]);
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
+  return { ...head, values: Object.fromEntries(medians), ratio: { of: `${a} / ${b}`, ...spread } };
 }
 
 const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
@@ -104,10 +93,7 @@ async function alternating(keys: readonly string[], calls: Record<string, Call>)
   return Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length]));
 }
 
-async function perOp(
-  keys: readonly string[],
-  fn: (k: string) => Promise<unknown>,
-): Promise<number> {
+async function perOp(keys: readonly string[], fn: Call): Promise<number> {
   const t0 = performance.now();
   for (const k of keys) await fn(k);
   return ((performance.now() - t0) * 1000) / keys.length;
@@ -145,7 +131,7 @@ async function existsSection(o: MicroOptions, backend: Backend): Promise<MicroRo
     const read = await perOp(keys, (k) => p.store.read(k));
     trials.push({ "create (exists)": await perOp(keys, existing), read });
   }
-  return row("exists", backend, "µs/op", trials, ["create (exists)", "read"]);
+  return row({ section: "exists", backend, unit: "µs/op" }, trials, ["create (exists)", "read"]);
 }
 
 async function capacitySection(o: MicroOptions, backend: Backend): Promise<MicroRow> {
@@ -168,7 +154,10 @@ async function capacitySection(o: MicroOptions, backend: Backend): Promise<Micro
     }
     trials.push(v);
   }
-  return row("capacity", backend, "µs/op", trials, ["ratio at 1,000", "ratio at empty"]);
+  return row({ section: "capacity", backend, unit: "µs/op" }, trials, [
+    "ratio at 1,000",
+    "ratio at empty",
+  ]);
 }
 
 async function rbuSection(o: MicroOptions): Promise<MicroRow> {
@@ -192,7 +181,8 @@ async function rbuSection(o: MicroOptions): Promise<MicroRow> {
       }),
     );
   }
-  return row("rbu", "file", "µs/op", trials, ["update, readBeforeUpdate on", "raw update"]);
+  const head = { section: "rbu", backend: "file", unit: "µs/op" } as const;
+  return row(head, trials, ["update, readBeforeUpdate on", "raw update"]);
 }
 
 /** Opens a durable file store over a directory. */
@@ -218,11 +208,7 @@ async function referenceLibrary(work: string): Promise<OpenFile | string> {
 
 // Ops/s of `n` creates then `n` updates, 16 in flight, through what `open` returns for a fresh
 // directory.
-async function inflight(
-  o: MicroOptions,
-  n: number,
-  open: (dir: string) => Promise<Writes>,
-): Promise<Trial> {
+async function inflight(o: MicroOptions, n: number, open: (dir: string) => Promise<Writes>) {
   await using location = await o.locations.fresh("file");
   const writes = await open(location.dir as string);
   const keys = keysOf("k", n);
@@ -230,23 +216,23 @@ async function inflight(
   return { create, update: (n * 1000) / await inFlight(keys, 16, writes.update) };
 }
 
-const library = (open: OpenFile) => async (dir: string): Promise<Writes> => {
-  const store = await open(dir);
-  return {
-    create: (k) => store.create(k, DESCRIPTION, BODY),
-    update: (k) => store.update(k, DESCRIPTION, UPDATE),
+function library(open: OpenFile): (dir: string) => Promise<Writes> {
+  return async (dir) => {
+    const store = await open(dir);
+    return {
+      create: (k) => store.create(k, DESCRIPTION, BODY),
+      update: (k) => store.update(k, DESCRIPTION, UPDATE),
+    };
   };
-};
+}
 
 // The floor shares directory fsyncs by group commit: one file fsync per write, one directory
 // fsync per batch, no write acknowledged before a directory fsync that started after it.
-const groupCommitFloor = (dir: string): Promise<Writes> => {
+function groupCommitFloor(dir: string): Promise<Writes> {
   const sync = groupCommit(dir);
-  return Promise.resolve({
-    create: (k) => rawCreate(dir, k, ENTRIES.createBytes, sync),
-    update: (k) => rawUpdate(dir, k, ENTRIES.updateBytes, sync),
-  });
-};
+  const create = (k: string) => rawCreate(dir, k, ENTRIES.createBytes, sync);
+  return Promise.resolve({ create, update: (k) => rawUpdate(dir, k, ENTRIES.updateBytes, sync) });
+}
 
 // Without git (a shallow or exported tree), today's library cannot run beside the current one and
 // the target is judged against the number recorded in bench/reference.json.
@@ -254,33 +240,33 @@ async function inflightSection(o: MicroOptions): Promise<[MicroRow[], string?]> 
   const ref = await referenceLibrary(o.work);
   const n = o.quick ? 64 : 512;
   const lib = library((dir) => openFileStore({ dir }));
-  const runs: [string, () => Promise<Trial>][] = [
-    ["library", () => inflight(o, n, lib)],
-    ["raw group commit", () => inflight(o, n, groupCommitFloor)],
-  ];
-  if (typeof ref !== "string") {
-    runs.push(["today's library", () => inflight(o, n, library(ref))]);
-    await inflight(o, 16, library(ref)); // warm-up
+  const runs: [string, (dir: string) => Promise<Writes>][] = [["library", lib], [
+    "raw group commit",
+    groupCommitFloor,
+  ]];
+  if (typeof ref !== "string") runs.push(["today's library", library(ref)]);
+  for (const [, open] of runs.filter(([label]) => label !== "raw group commit")) {
+    await inflight(o, 16, open); // warm-up
   }
-  await inflight(o, 16, lib); // warm-up
-  const trials: { create: Trial; update: Trial }[] = [];
+  const trials = { create: [] as Trial[], update: [] as Trial[] };
   for (let t = 0; t < o.trials; t++) {
-    const v = { create: {} as Trial, update: {} as Trial };
+    const [create, update]: [Trial, Trial] = [{}, {}];
     for (let i = 0; i < runs.length; i++) {
-      const [label, run] = runs[(i + t) % runs.length] as (typeof runs)[number];
-      const r = await run();
-      v.create[label] = r.create as number;
-      v.update[label] = r.update as number;
+      const [label, open] = runs[(i + t) % runs.length] as (typeof runs)[number];
+      const r = await inflight(o, n, open);
+      [create[label], update[label]] = [r.create, r.update];
     }
-    trials.push(v);
+    trials.create.push(create);
+    trials.update.push(update);
   }
   const of: [string, string] = [
     "library",
     typeof ref === "string" ? "raw group commit" : "today's library",
   ];
-  const rows = (["create", "update"] as const).map((op) =>
-    row(`inflight ${op}`, "file", "ops/s", trials.map((t) => t[op]), of)
-  );
+  const rows = (["create", "update"] as const)
+    .map((op) =>
+      row({ section: `inflight ${op}`, backend: "file", unit: "ops/s" }, trials[op], of)
+    );
   return typeof ref === "string"
     ? [rows, `16 in flight: ${ref}; judged on bench/reference.json`]
     : [rows];

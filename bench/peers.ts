@@ -9,6 +9,7 @@
 import type { Location } from "./_protocol.ts";
 import type { Locations } from "./_location.ts";
 import type { runPeer } from "./_peers.ts";
+import { progress } from "./_format.ts";
 import { WorkerPool } from "./_pool.ts";
 import { groupBy, median } from "./_stats.ts";
 
@@ -56,7 +57,6 @@ export interface PeersOptions {
   readonly trials: number;
   readonly servers: readonly string[];
   readonly locations: Locations;
-  readonly progress: (line: string) => void;
 }
 
 /** Runs both tables. */
@@ -80,7 +80,7 @@ export async function runPeers(o: PeersOptions) {
             await using warm = await o.locations.fresh();
             await workload(pool, processes, system, 16, warm, o.quick);
           }
-          o.progress(`peers: trial ${trial + 1}, ${system}, ${n} keys, ${processes} process(es)`);
+          progress(`peers: trial ${trial + 1}, ${system}, ${n} keys, ${processes} process(es)`);
           await using place = await o.locations.fresh();
           samples.push(...await workload(pool, processes, system, n, place, o.quick));
         }
@@ -90,7 +90,7 @@ export async function runPeers(o: PeersOptions) {
   const lost = [];
   const increments = o.quick ? 20 : 200;
   for (const system of SYSTEMS) {
-    o.progress(`lost updates: ${system}`);
+    progress(`lost updates: ${system}`);
     await using place = await o.locations.fresh();
     await run(pool, 1, system, () => ({ cmd: "peer-open", system, location: place }));
     await run(pool, 1, system, () => ({ cmd: "peer-run", op: "seed", keys: ["counter"], reps: 1 }));
