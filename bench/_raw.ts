@@ -112,13 +112,16 @@ export async function rawUpdate(
   await sync();
 }
 
-/** The file floors over `dir` as a target (one call in flight, so no directory fsync to share). */
-export function fileRawTarget(dir: string, entries: Entries): Target {
+/**
+ * The file floors over `dir` as a target. `sync` flushes the directory: by default one fsync per
+ * write; `groupCommit(dir)` for many writes in flight.
+ */
+export function fileRawTarget(dir: string, entries: Entries, sync = () => syncDir(dir)): Target {
   const path = (key: string) => `${dir}/${key}.md`;
   return {
     create: async (key) =>
-      (await rawCreate(dir, key, entries.createBytes)) || FAULT_CREATE_ALWAYS_WINS,
-    update: (key) => rawUpdate(dir, key, entries.updateBytes),
+      (await rawCreate(dir, key, entries.createBytes, sync)) || FAULT_CREATE_ALWAYS_WINS,
+    update: (key) => rawUpdate(dir, key, entries.updateBytes, sync),
     read: (key) => Promise.resolve(rawRead(path(key)) === entries.valueSize),
     async delete(key) {
       try {
@@ -127,7 +130,7 @@ export function fileRawTarget(dir: string, entries: Entries): Target {
         if (e instanceof Deno.errors.NotFound) return false;
         throw e;
       }
-      await syncDir(dir);
+      await sync();
       return true;
     },
     increment: () => Promise.reject(new Error("file-raw does not run the counter")),

@@ -6,7 +6,7 @@
 // every 4th key and all list. Figures are ops/s over the phase's wall time (first start to last
 // end). Lost updates: 4 processes each make `increments` read-modify-write increments of one key.
 
-import type { Location } from "./_protocol.ts";
+import type { Command, Location } from "./_protocol.ts";
 import type { Locations } from "./_location.ts";
 import type { runPeer } from "./_peers.ts";
 import { progress } from "./_format.ts";
@@ -61,55 +61,42 @@ export interface PeersOptions {
 
 /** Runs both tables. */
 export async function runPeers(o: PeersOptions) {
-  await using pool = await WorkerPool.start(4, (index) => ({
-    cmd: "init",
-    index,
-    servers: o.servers,
-    valueSize: 1024,
-    warmupOps: 0,
-    warmup: {},
-  }));
-  const sizes = o.quick ? [20] : [100, 1000];
+  const { servers, quick, trials, locations } = o;
+  const init = { servers, valueSize: 1024, warmupOps: 0, warmup: {} };
+  await using pool = await WorkerPool.start(4, (index) => ({ cmd: "init", index, ...init }));
+  const sizes = quick ? [20] : [100, 1000];
   const samples: PeerRow[] = [];
-  for (let trial = 0; trial < o.trials; trial++) {
+  for (let trial = 0; trial < trials; trial++) {
     for (const n of sizes) {
       for (const processes of [1, 4]) {
         for (const system of SYSTEMS.filter((s) => !LOST_UPDATE_ONLY.includes(s))) {
+          const peers = on(pool, system, processes);
           // Untimed: module loading, JIT and first connections, once per system and worker.
-          if (!o.quick && trial === 0 && n === sizes[0]) {
-            await using warm = await o.locations.fresh();
-            await workload(pool, processes, system, 16, warm, o.quick);
+          if (!quick && trial === 0 && n === sizes[0]) {
+            await using warm = await locations.fresh();
+            await workload(peers, 16, warm, quick);
           }
           progress(`peers: trial ${trial + 1}, ${system}, ${n} keys, ${processes} process(es)`);
-          await using place = await o.locations.fresh();
-          samples.push(...await workload(pool, processes, system, n, place, o.quick));
+          await using place = await locations.fresh();
+          samples.push(...await workload(peers, n, place, quick));
         }
       }
     }
   }
   const lost = [];
-  const increments = o.quick ? 20 : 200;
+  const increments = quick ? 20 : 200;
+  const counter = () => ["counter"];
   for (const system of SYSTEMS) {
     progress(`lost updates: ${system}`);
-    await using place = await o.locations.fresh();
-    await run(pool, 1, system, () => ({ cmd: "peer-open", system, location: place }));
-    await run(pool, 1, system, () => ({ cmd: "peer-run", op: "seed", keys: ["counter"], reps: 1 }));
-    await run(pool, 4, system, () => ({ cmd: "peer-open", system, location: place }));
-    const replies = await run(
-      pool,
-      4,
-      system,
-      () => ({ cmd: "peer-run", op: "increment", keys: ["counter"], reps: increments }),
-    );
-    const [value] = await run(
-      pool,
-      1,
-      system,
-      () => ({ cmd: "peer-run", op: "value", keys: ["counter"], reps: 1 }),
-    );
-    await run(pool, 4, system, () => ({ cmd: "peer-close" }));
+    const [one, all] = [on(pool, system, 1), on(pool, system, pool.size)];
+    await using place = await locations.fresh();
+    await one.open(place);
+    await one.run("seed", counter);
+    await all.open(place);
+    const replies = await all.run("increment", counter, increments);
+    const final = (await one.run("value", counter))[0]?.seen as number;
+    await all.close();
     const total = increments * pool.size;
-    const final = (value as Reply).seen;
     const retries = replies.reduce((a, r) => a + r.retries, 0);
     lost.push({
       system,
@@ -123,39 +110,31 @@ export async function runPeers(o: PeersOptions) {
   return { rows: medians(samples), lost, notes: [] };
 }
 
-// The first `count` workers run a command each at once; an error names the system.
-function run(
-  pool: WorkerPool,
-  count: number,
-  system: string,
-  command: (i: number) => Parameters<WorkerPool["one"]>[1],
-) {
-  return pool.each<Reply>(command, count).catch((e) => {
-    throw new Error(`${system}: ${e instanceof Error ? e.message : e}`);
-  });
+/** The peer `system` on the first `count` workers; an error names the system. */
+function on(pool: WorkerPool, system: string, count: number) {
+  const send = (command: (i: number) => Command) =>
+    pool.each<Reply>(command, count).catch((e) =>
+      Promise.reject(new Error(`${system}: ${e.message}`))
+    );
+  return {
+    system,
+    count,
+    open: (location: Location) => send(() => ({ cmd: "peer-open", system, location })),
+    run: (op: string, keys: (i: number) => string[], reps = 1) =>
+      send((i) => ({ cmd: "peer-run", op, keys: keys(i), reps })),
+    close: () => send(() => ({ cmd: "peer-close" })),
+  };
 }
 
-async function workload(
-  pool: WorkerPool,
-  processes: number,
-  system: string,
-  n: number,
-  location: Location,
-  quick: boolean,
-): Promise<PeerRow[]> {
+async function workload(peers: ReturnType<typeof on>, n: number, place: Location, quick: boolean) {
+  const { system, count: processes } = peers;
   const keys = Array.from({ length: n }, (_, i) => `k${String(i).padStart(4, "0")}`);
-  await run(pool, processes, system, () => ({ cmd: "peer-open", system, location }));
+  const mine = (i: number) => keys.filter((_, k) => k % processes === i);
+  await peers.open(place);
   const rows: PeerRow[] = [];
-  const listReps = quick ? 1 : n >= 1000 ? 3 : 10;
   for (const op of ["create", "read", "update", "list", "delete"]) {
-    const reps = op === "list" ? listReps : 1;
-    const mine = (i: number) => op === "list" ? ["-"] : keys.filter((_, k) => k % processes === i);
-    const replies = await run(
-      pool,
-      processes,
-      system,
-      (i) => ({ cmd: "peer-run", op, keys: mine(i), reps }),
-    );
+    const reps = op !== "list" ? 1 : quick ? 1 : n >= 1000 ? 3 : 10;
+    const replies = await peers.run(op, op === "list" ? () => ["-"] : mine, reps);
     const wall = Math.max(...replies.map((r) => r.end)) - Math.min(...replies.map((r) => r.start));
     const opsPerSec = ((op === "list" ? reps * processes : n) * 1000) / wall;
     // The listing runs after every create: it shows how many creates were kept.
@@ -163,7 +142,7 @@ async function workload(
     const failed = replies.reduce((a, r) => a + r.failed, 0);
     rows.push({ system, n, processes, op, opsPerSec, failed, ...kept });
   }
-  await run(pool, processes, system, () => ({ cmd: "peer-close" }));
+  await peers.close();
   return rows;
 }
 
@@ -172,11 +151,13 @@ async function workload(
 function medians(samples: readonly PeerRow[]): PeerRow[] {
   return groupBy(samples, (r) => `${r.system}|${r.n}|${r.processes}|${r.op}`).map((g) => {
     const kept = g.flatMap((r) => r.kept === undefined ? [] : [r.kept]);
+    const opsPerSec = median(g.map((r) => r.opsPerSec));
+    const failed = Math.max(...g.map((r) => r.failed));
     return {
       ...g[0] as PeerRow,
-      opsPerSec: median(g.map((r) => r.opsPerSec)),
-      failed: Math.max(...g.map((r) => r.failed)),
-      ...(kept.length > 0 ? { kept: Math.min(...kept) } : {}),
+      opsPerSec,
+      failed,
+      ...kept.length > 0 ? { kept: Math.min(...kept) } : {},
       trials: g.length,
     };
   });
