@@ -58,6 +58,10 @@ const STRINGS = "processes ops keys keyspace value-size mix backend trials suite
 const MORE_STRINGS = "list-value-sizes list-reps warmup servers dir json";
 const BOOLEANS = "write-bench-md quick strict help";
 
+function fail(message: string): never {
+  throw new Error(message);
+}
+
 /** Parses `args`; throws an `Error` whose message is fit for the user. */
 export function parseConfig(args: string[]) {
   const options = Object.fromEntries([
@@ -66,37 +70,38 @@ export function parseConfig(args: string[]) {
   ]);
   const parsed = parseArgs({ args, strict: true, allowPositionals: false, options });
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const text = (name: string) => values[name] as string | undefined;
   if (values.help === true) return "help";
+  const text = (name: string) => values[name] as string | undefined;
+  const list = (name: string, fallback: string) =>
+    (text(name) ?? fallback).split(",").map((s) => s.trim());
   const quick = values.quick === true;
   const int = (name: string, fallback: number, min = 1, given = text(name)) => {
-    if (given === undefined) return fallback;
-    const n = Number(given);
+    const n = Number(given ?? fallback);
     if (!Number.isSafeInteger(n) || n < min) {
-      throw new Error(`Invalid --${name} "${given}": expected an integer of at least ${min}`);
+      fail(`Invalid --${name} "${given}": expected an integer of at least ${min}`);
     }
     return n;
   };
-  const keyspaces = ["contended", "disjoint", "both"];
-  const keyspace = choice("keyspace", text("keyspace") ?? "both", keyspaces);
-  const backend = choice("backend", text("backend") ?? "both", ["file", "jetstream", "both"]);
+  // One of two, or "both".
+  const either = (name: string, pair: string[]) => {
+    const value = choice(name, text(name) ?? "both", [...pair, "both"]);
+    return value === "both" ? pair : [value];
+  };
   const mixText = text("mix") ?? "create,update=2,read=2,counter=1,delete";
   const config = {
     processes: int("processes", quick ? 2 : 4),
     ops: int("ops", quick ? 30 : 1500),
     keys: int("keys", quick ? 8 : 64),
-    keyspaces: (keyspace === "both" ? ["contended", "disjoint"] : [keyspace]) as Keyspace[],
+    keyspaces: either("keyspace", ["contended", "disjoint"]) as Keyspace[],
     valueSize: int("value-size", 1024, 0),
     mix: parseMix(mixText),
     mixText,
-    backends: (backend === "both" ? ["file", "jetstream"] : [backend]) as Backend[],
+    backends: either("backend", ["file", "jetstream"]) as Backend[],
     trials: int("trials", quick ? 1 : 5),
-    suites: (text("suites") ?? SUITES.join(",")).split(",").map((t) =>
-      choice("suites", t.trim(), SUITES) as Suite
-    ),
+    suites: list("suites", SUITES.join(",")).map((s) => choice("suites", s, SUITES) as Suite),
     listEntries: int("list-entries", quick ? 128 : MAX_ENTRIES, 0),
-    listValueSizes: (text("list-value-sizes") ?? "1024,65536").split(",").map((s) =>
-      int("list-value-sizes", 0, 0, s.trim())
+    listValueSizes: list("list-value-sizes", "1024,65536").map((s) =>
+      int("list-value-sizes", 0, 0, s)
     ),
     listReps: int("list-reps", quick ? 1 : 5),
     warmup: int("warmup", quick ? 3 : 200, 0),
@@ -107,51 +112,37 @@ export function parseConfig(args: string[]) {
     quick,
     strict: values.strict === true,
   };
-  checkCapacity(config);
+  // The store's capacity bounds the keys a run may create.
+  for (const keyspace of config.keyspaces) {
+    const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
+    if (total + 1 > MAX_ENTRIES) {
+      fail(
+        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
+      );
+    }
+  }
+  if (config.listEntries > MAX_ENTRIES) fail(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
   return config;
 }
 
 function choice(name: string, value: string, allowed: readonly string[]): string {
-  if (!allowed.includes(value)) {
-    throw new Error(`Invalid --${name} "${value}": expected one of ${allowed.join(", ")}`);
-  }
-  return value;
+  if (allowed.includes(value)) return value;
+  return fail(`Invalid --${name} "${value}": expected one of ${allowed.join(", ")}`);
 }
 
 /** Parses `create,update=2,read=2,counter=1,delete`. */
 export function parseMix(text: string): { op: Op; weight: number }[] {
   const mix: { op: Op; weight: number }[] = [];
+  const bad = (why: string) => fail(`Invalid --mix "${text}": ${why}`);
   for (const part of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
-    const [name, weightText] = part.split("=", 2) as [string, string | undefined];
-    if (!OPS.includes(name as Op)) {
-      throw new Error(`Invalid --mix "${text}": unknown operation "${name}" (${OPS.join(", ")})`);
-    }
+    const [name, weightText] = part.split("=", 2) as [Op, string | undefined];
+    if (!OPS.includes(name)) bad(`unknown operation "${name}" (${OPS.join(", ")})`);
     const weight = weightText === undefined ? 1 : Number(weightText);
-    if (!Number.isFinite(weight) || weight < 0) {
-      throw new Error(`Invalid --mix "${text}": weight of "${name}" is not a number >= 0`);
-    }
-    if (mix.some((m) => m.op === name)) {
-      throw new Error(`Invalid --mix "${text}": "${name}" appears twice`);
-    }
-    mix.push({ op: name as Op, weight });
+    if (!Number.isFinite(weight) || weight < 0) bad(`weight of "${name}" is not a number >= 0`);
+    if (mix.some((m) => m.op === name)) bad(`"${name}" appears twice`);
+    mix.push({ op: name, weight });
   }
-  if (mix.length === 0) throw new Error(`Invalid --mix "${text}": no operation`);
-  return mix;
-}
-
-// The store's capacity bounds the keys a run may create.
-function checkCapacity(config: Config): void {
-  for (const keyspace of config.keyspaces) {
-    const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
-    if (total + 1 > MAX_ENTRIES) {
-      throw new Error(
-        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
-      );
-    }
-  }
-  if (config.listEntries > MAX_ENTRIES) {
-    throw new Error(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
-  }
+  return mix.length > 0 ? mix : bad("no operation");
 }
 
 /** Operations per process of each weighted phase. */

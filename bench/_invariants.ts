@@ -14,13 +14,11 @@ export interface Checks {
   readonly violations: string[];
 }
 
+type Phase = { op: Op; results: readonly PhaseResult[]; all: readonly string[] };
+
 /** Checks one phase's invariants against `store`; a broken one is recorded and printed at once. */
-export async function checkPhase(
-  ctx: Checks,
-  where: string,
-  { op, results, all }: { op: Op; results: readonly PhaseResult[]; all: readonly string[] },
-  store: Store,
-): Promise<void> {
+export async function checkPhase(ctx: Checks, where: string, phase: Phase, store: Store) {
+  const { op, results, all } = phase;
   const check = (ok: boolean, message: () => string) => {
     ctx.checks++;
     if (ok) return;
@@ -32,46 +30,35 @@ export async function checkPhase(
     // Exactly one winner per key: the one create that linked / the one delete that saw it.
     const winners = new Map<string, number>();
     for (const key of results.flatMap((r) => r.won)) winners.set(key, (winners.get(key) ?? 0) + 1);
-    const twice = [...winners].filter(([, count]) => count > 1);
+    const [twice] = [...winners].filter(([, count]) => count > 1);
+    const many = [...winners.values()].filter((count) => count > 1).length;
     const none = all.filter((key) => !winners.has(key));
-    check(
-      twice.length === 0,
-      () =>
-        `${twice.length} key(s) had more than one ${op} winner, e.g. "${twice[0]?.[0]}" won ${
-          twice[0]?.[1]
-        } times`,
-    );
+    const eg = `e.g. "${twice?.[0]}" won ${twice?.[1]} times`;
+    check(many === 0, () => `${many} key(s) had more than one ${op} winner, ${eg}`);
     check(none.length === 0, () => `${none.length} key(s) had no ${op} winner, e.g. "${none[0]}"`);
     if (op === "create") {
-      const [exists, expected] = [
-        total((r) => r.exists),
-        total((r) => r.latencies.length) - all.length,
-      ];
+      const exists = total((r) => r.exists);
+      const expected = total((r) => r.latencies.length) - all.length;
       check(exists === expected, () => `${exists} creates reported "exists", expected ${expected}`);
     }
-    const present = new Set(
-      (await store.list()).map((item) => item.key).filter((k) => k !== COUNTER_KEY),
-    );
+    const listed = (await store.list()).map((item) => item.key);
+    const present = new Set(listed.filter((k) => k !== COUNTER_KEY));
     const expected = op === "create" ? all : [];
     const missing = expected.find((k) => !present.has(k));
     const extra = [...present].find((k) => !expected.includes(k));
-    check(
-      present.size === expected.length && missing === undefined,
-      () =>
-        `after ${op} the store lists ${present.size} key(s), expected ${expected.length}${
-          missing ? `; missing "${missing}"` : ""
-        }${extra ? `; unexpected "${extra}"` : ""}`,
-    );
+    const hint = `${missing ? `; missing "${missing}"` : ""}${
+      extra ? `; unexpected "${extra}"` : ""
+    }`;
+    const lists = `the store lists ${present.size} key(s), expected ${expected.length}${hint}`;
+    check(present.size === expected.length && missing === undefined, () => `after ${op} ${lists}`);
   } else if (op === "read") {
     const bad = total((r) => r.badReads);
     check(bad === 0, () => `${bad} read(s) returned an entry no writer wrote (torn or truncated)`);
   } else if (op === "counter") {
-    const increments = total((r) => r.latencies.length);
+    const [increments, processes] = [total((r) => r.latencies.length), results.length];
     const value = (await store.read(COUNTER_KEY)).content;
-    check(
-      value === String(increments),
-      () =>
-        `lost increment: the counter holds ${value} after ${increments} increments by ${results.length} processes`,
-    );
+    const lost =
+      `the counter holds ${value} after ${increments} increments by ${processes} processes`;
+    check(value === String(increments), () => `lost increment: ${lost}`);
   }
 }

@@ -11,21 +11,19 @@
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { needNats, openStore } from "./_location.ts";
-import type { ListMethod, Location } from "./_protocol.ts";
+import type { Command, ListMethod, Location } from "./_protocol.ts";
 import { rawList } from "./_raw.ts";
 
 const CLOSE = new TextEncoder().encode("\n---\n");
+
+type Listing = Omit<Extract<Command, { cmd: "list" }>, "cmd">;
 
 /**
  * Runs one listing and measures its time, and the bytes the process read meanwhile
  * (`/proc/self/io` rchar; -1 when unknown).
  */
-export async function listOnce(
-  method: ListMethod,
-  location: Location,
-  nc: NatsConnection | undefined,
-  expect: number,
-): Promise<{ ms: number; bytesRead: number; entries: number }> {
+export async function listOnce(command: Listing, nc: NatsConnection | undefined) {
+  const { method, location, expect } = command;
   const run = await lister(method, location, nc);
   const before = readChars();
   const t0 = performance.now();
@@ -34,10 +32,8 @@ export async function listOnce(
   const after = readChars();
   // Socket reads do not show in rchar, so bytes are only meaningful for files.
   const bytesRead = before < 0 || after < 0 || !method.startsWith("file") ? -1 : after - before;
-  if (entries !== expect) {
-    throw new Error(`List method ${method} saw ${entries} entries, expected ${expect}`);
-  }
-  return { ms, bytesRead, entries };
+  if (entries === expect) return { ms, bytesRead, entries };
+  throw new Error(`List method ${method} saw ${entries} entries, expected ${expect}`);
 }
 
 async function lister(method: ListMethod, location: Location, nc: NatsConnection | undefined) {
@@ -73,8 +69,7 @@ async function keysThenGets(kv: KV): Promise<number> {
 // Bytes this process has read through read(2) and friends so far; -1 off Linux.
 function readChars(): number {
   try {
-    const match = /^rchar:\s*(\d+)/m.exec(Deno.readTextFileSync("/proc/self/io"));
-    return match ? Number(match[1]) : -1;
+    return Number(/^rchar:\s*(\d+)/m.exec(Deno.readTextFileSync("/proc/self/io"))?.[1] ?? -1);
   } catch {
     return -1;
   }

@@ -9,36 +9,31 @@ import type { Backend, Location } from "./_protocol.ts";
 /** The description every benchmark entry carries. */
 export const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
 
-/** Fresh locations under one scratch directory and one bucket-name prefix. */
-export class Locations {
-  readonly #work: string;
-  readonly #nc: NatsConnection | undefined;
-  readonly #prefix: string;
-  #seq = 0;
+/** Fresh locations under a scratch directory and a bucket-name prefix. */
+export type Locations = ReturnType<typeof freshLocations>;
 
-  constructor(work: string, nc: NatsConnection | undefined, prefix: string) {
-    this.#work = work;
-    this.#nc = nc;
-    this.#prefix = prefix;
-  }
-
+/** Makes fresh locations under `work` and bucket names starting with `prefix`. */
+export function freshLocations(work: string, nc: NatsConnection | undefined, prefix: string) {
+  let seq = 0;
   /** A fresh directory (file), bucket (jetstream), or both (a peer's place); removed on dispose. */
-  async fresh(backend?: Backend): Promise<Location & AsyncDisposable> {
-    const seq = this.#seq++;
-    const dir = backend === "jetstream" ? undefined : `${this.#work}/run-${seq}`;
-    const bucket = backend === "file" ? undefined : `${this.#prefix}_${seq}`;
+  const fresh = async (backend?: Backend): Promise<Location & AsyncDisposable> => {
+    const n = seq++;
+    const dir = backend === "jetstream" ? undefined : `${work}/run-${n}`;
+    const bucket = backend === "file" ? undefined : `${prefix}_${n}`;
     if (dir !== undefined) await Deno.mkdir(dir, { recursive: true });
-    if (bucket !== undefined) await new Kvm(needNats(this.#nc)).create(bucket, { history: 1 });
-    return {
-      ...(dir === undefined ? {} : { dir }),
-      ...(bucket === undefined ? {} : { bucket }),
-      [Symbol.asyncDispose]: async () => {
-        if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
-        if (bucket === undefined) return;
-        await new Kvm(needNats(this.#nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
-      },
+    if (bucket !== undefined) await new Kvm(needNats(nc)).create(bucket, { history: 1 });
+    const dispose = async () => {
+      if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      if (bucket === undefined) return;
+      await new Kvm(needNats(nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
     };
-  }
+    return {
+      ...dir === undefined ? {} : { dir },
+      ...bucket === undefined ? {} : { bucket },
+      [Symbol.asyncDispose]: dispose,
+    };
+  };
+  return { fresh };
 }
 
 /** The NATS connection, or an error saying there is none. */

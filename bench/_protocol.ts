@@ -64,21 +64,20 @@ export type Command =
   }
   | { readonly cmd: "peer-close" | "exit" };
 
-/** What one worker measured in one phase. */
+/**
+ * What one worker measured in one phase: when it started and ended (epoch ms), every latency
+ * (µs, retries included), creates refused as existing, updates refused as stale, extra attempts
+ * after a conflict, the keys it created or deleted, and reads of an entry no writer wrote.
+ */
 export interface PhaseResult {
   readonly op: Op;
-  /** Epoch milliseconds (sub-millisecond precision) when the worker started and finished. */
   readonly start: number;
   readonly end: number;
-  /** Latency of every completed operation, microseconds, retries included. */
   readonly latencies: number[];
-  /** Creates refused because the key existed; updates refused as stale; extra attempts. */
   readonly exists: number;
   readonly stale: number;
   readonly retries: number;
-  /** Keys this worker created (create) or deleted (delete returned true). */
   readonly won: string[];
-  /** Reads whose entry was not one a writer wrote (torn or wrong length). */
   readonly badReads: number;
 }
 

@@ -11,7 +11,7 @@ import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_
 import { progress } from "./_format.ts";
 import { checkPhase, type Checks, COUNTER_KEY } from "./_invariants.ts";
 import type { listOnce } from "./_list.ts";
-import { Locations, openStore, seed } from "./_location.ts";
+import { freshLocations, type Locations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, PhaseResult, TargetName } from "./_protocol.ts";
@@ -119,7 +119,7 @@ async function setUp(config: Config): Promise<Context & AsyncDisposable> {
   const name = "agentmem-bench-driver";
   const nc = needsNats ? await connect({ servers: [...servers], name }) : undefined;
   const runId = crypto.randomUUID().slice(0, 8);
-  const locations = new Locations(work, nc, `agentmem_bench_${runId}`);
+  const locations = freshLocations(work, nc, `agentmem_bench_${runId}`);
   const warmup = await locations.fresh(nc === undefined ? "file" : undefined);
   const dispose = async () => {
     await warmup[Symbol.asyncDispose]();

@@ -48,7 +48,7 @@ async function handle(command: Command): Promise<unknown> {
       if (target === undefined) throw new Error("No target is open");
       return await runPhase(target, command);
     case "list":
-      return await listOnce(command.method, command.location, nc, command.expect);
+      return await listOnce(command, nc);
     case "peer-open":
       await peer?.close?.();
       peer = await peers?.openPeer(command.system, command.location, nc);
