@@ -53,10 +53,11 @@ run takes about 5 minutes on 2 cores; --quick about 15 seconds.
 `;
 
 const OPS: readonly Op[] = ["create", "update", "read", "delete", "counter"];
-// The flags that take a value, then the switches.
-const STRINGS = "processes ops keys keyspace value-size mix backend trials suites list-entries";
-const MORE_STRINGS = "list-value-sizes list-reps warmup servers dir json";
-const BOOLEANS = "write-bench-md quick strict help";
+// The flags, read off the usage text: `--name VALUE` takes a value, `--name` is a switch.
+const FLAGS = [...USAGE.matchAll(/^ {2}--([a-z-]+)( [A-Z])?/gm)];
+const OPTIONS = Object.fromEntries(
+  FLAGS.map(([, name, value]) => [name, { type: value ? "string" as const : "boolean" as const }]),
+);
 
 function fail(message: string): never {
   throw new Error(message);
@@ -64,11 +65,7 @@ function fail(message: string): never {
 
 /** Parses `args`; throws an `Error` whose message is fit for the user. */
 export function parseConfig(args: string[]) {
-  const options = Object.fromEntries([
-    ...`${STRINGS} ${MORE_STRINGS}`.split(" ").map((name) => [name, { type: "string" as const }]),
-    ...BOOLEANS.split(" ").map((name) => [name, { type: "boolean" as const }]),
-  ]);
-  const parsed = parseArgs({ args, strict: true, allowPositionals: false, options });
+  const parsed = parseArgs({ args, strict: true, allowPositionals: false, options: OPTIONS });
   const values = parsed.values as Record<string, string | boolean | undefined>;
   if (values.help === true) return "help";
   const text = (name: string) => values[name] as string | undefined;

@@ -50,41 +50,26 @@ export function unless(
     fn(retry).then(() => true, (e) => isConflict(e) ? false : Promise.reject(e));
 }
 
-/** The entries a worker writes: bodies for create and update, and their serialized bytes. */
-export class Entries {
-  readonly createContent: string;
-  readonly updateContent: string;
-  readonly createBytes: Uint8Array;
-  readonly updateBytes: Uint8Array;
-  /** The serialized header alone; a floor's counter body starts after it. */
-  readonly headerBytes: number;
+/** The entries a worker writes. */
+export type Entries = ReturnType<typeof entriesOf>;
 
-  constructor(readonly valueSize: number) {
-    this.createContent = "c".repeat(valueSize);
-    this.updateContent = "u".repeat(valueSize);
-    this.createBytes = this.bytesOf(this.createContent);
-    this.updateBytes = this.bytesOf(this.updateContent);
-    this.headerBytes = this.bytesOf("").length;
-  }
-
-  /** The serialized entry holding `content`. */
-  bytesOf(content: string): Uint8Array {
-    return new TextEncoder().encode(serializeEntry(DESCRIPTION, content));
-  }
-
-  /** Whether a body read through the library is one a writer wrote, whole. */
-  isWrittenContent(content: string): boolean {
-    const [n, first] = [this.valueSize, content[0]];
-    return content.length === n &&
-      (n === 0 || ((first === "c" || first === "u") && content[n - 1] === first));
-  }
-
-  /** Whether raw bytes are one whole serialized entry a writer wrote. */
-  isWrittenBytes(bytes: Uint8Array): boolean {
-    const [n, first] = [this.createBytes.length, bytes[this.headerBytes]];
-    return bytes.length === n &&
-      (this.valueSize === 0 || ((first === 0x63 || first === 0x75) && bytes[n - 1] === first));
-  }
+/** Bodies of `valueSize` for create and update, their serialized bytes, and checks of a read. */
+export function entriesOf(valueSize: number) {
+  const bytesOf = (content: string) =>
+    new TextEncoder().encode(serializeEntry(DESCRIPTION, content));
+  const [createContent, updateContent] = ["c".repeat(valueSize), "u".repeat(valueSize)];
+  const [createBytes, updateBytes] = [bytesOf(createContent), bytesOf(updateContent)];
+  // The serialized header alone: a floor's counter body starts after it.
+  const headerBytes = bytesOf("").length;
+  // Whether a body is one a writer wrote, whole: first and last character both "c" or both "u".
+  const whole = (first: unknown, last: unknown, [c, u]: unknown[]) =>
+    valueSize === 0 || ((first === c || first === u) && last === first);
+  const isWrittenContent = (content: string) =>
+    content.length === valueSize && whole(content[0], content[valueSize - 1], ["c", "u"]);
+  const isWrittenBytes = (bytes: Uint8Array) =>
+    bytes.length === createBytes.length && whole(bytes[headerBytes], bytes.at(-1), [0x63, 0x75]);
+  const contents = { valueSize, createContent, updateContent, headerBytes };
+  return { ...contents, createBytes, updateBytes, bytesOf, isWrittenContent, isWrittenBytes };
 }
 
 const isStale = (e: unknown) => e instanceof StaleError;

@@ -11,7 +11,7 @@ import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_
 import { progress } from "./_format.ts";
 import { checkPhase, type Checks, COUNTER_KEY } from "./_invariants.ts";
 import type { listOnce } from "./_list.ts";
-import { freshLocations, type Locations, openStore, seed } from "./_location.ts";
+import { freshLocations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, PhaseResult, TargetName } from "./_protocol.ts";
@@ -30,17 +30,7 @@ const LIST_METHODS: Record<Backend, ListMethod[]> = {
 const NO_NATS = "bench (or pass --servers, or --backend file --suites main,lists)";
 
 /** Shared state of one benchmark invocation. */
-interface Context extends Checks {
-  readonly config: Config;
-  readonly work: string;
-  readonly nc: NatsConnection | undefined;
-  readonly servers: readonly string[];
-  readonly locations: Locations;
-  /** A directory and a bucket the workers warm up in. */
-  readonly warmup: Location;
-  readonly runs: RunRecord[];
-  readonly lists: ListRecord[];
-}
+type Context = Awaited<ReturnType<typeof setUp>>;
 
 async function main(): Promise<number> {
   let config: Config | "help";
@@ -107,7 +97,7 @@ async function main(): Promise<number> {
 
 // A scratch directory, NATS when a suite needs it (micro and peers measure jetstream whatever
 // --backend says), the warm-up location; all removed on dispose, or on SIGINT.
-async function setUp(config: Config): Promise<Context & AsyncDisposable> {
+async function setUp(config: Config) {
   const { backends, suites, dir } = config;
   const work = await Deno.makeTempDir({ prefix: "agentmem-bench-", ...dir ? { dir } : {} });
   const needsNats = backends.includes("jetstream") ||
@@ -129,11 +119,20 @@ async function setUp(config: Config): Promise<Context & AsyncDisposable> {
   };
   const onSignal = () => void dispose().finally(() => Deno.exit(130));
   Deno.addSignalListener("SIGINT", onSignal);
-  const ctx = { config, work, nc, servers, locations, warmup, checks: 0, violations: [] };
+  const records = {
+    runs: [] as RunRecord[],
+    lists: [] as ListRecord[],
+    violations: [] as string[],
+  };
   return {
-    ...ctx,
-    runs: [],
-    lists: [],
+    config,
+    work,
+    nc,
+    servers,
+    locations,
+    warmup: warmup as Location,
+    checks: 0,
+    ...records,
     [Symbol.asyncDispose]() {
       Deno.removeSignalListener("SIGINT", onSignal);
       return dispose();

@@ -12,7 +12,7 @@ import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight } from "./_raw.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
-import { Entries, libraryTarget, type Target } from "./_target.ts";
+import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
 /** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
 export interface MicroRow {
@@ -32,7 +32,7 @@ type Trial = Record<string, number>;
 type Open = (location: Location) => Promise<Target>;
 
 const REFERENCE = new URL("./reference.json", import.meta.url);
-const ENTRIES = new Entries(1024);
+const ENTRIES = entriesOf(1024);
 const C = { exists: 0, stale: 0, retries: 0 };
 const US = "µs/op";
 const RBU = "update, readBeforeUpdate on";

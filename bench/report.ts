@@ -1,13 +1,50 @@
-// Re-renders BENCH.md from a saved `--json` results file, without re-running the benchmark:
-// `deno task bench:report [results.json]`. The generated files are run through `deno fmt`, so
-// they stay clean for `deno fmt --check`.
+// BENCH.md, rendered from a run's results (the `--json` document), and `deno task bench:report
+// [results.json]`, which re-renders it from a saved file without re-running the benchmark. The
+// page's prose is bench/template.md, whose `{{name}}` fields are filled here; the hand-written
+// analysis is bench/analysis.md. The generated files are run through `deno fmt`, so they stay
+// clean for `deno fmt --check`.
 
-import { renderBenchMd } from "./_bench_md.ts";
+import { table } from "./_format.ts";
+import * as report from "./_report.ts";
 import type { Results } from "./_results.ts";
 import { summarize } from "./_summary.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const SAVED = new URL("results.json", import.meta.url).pathname;
+
+/** BENCH.md for `results`, with `analysis` (Markdown) under "Analysis" if given. */
+export function renderBenchMd(results: Results, analysis?: string): string {
+  const { machine: m, notes, summary } = results;
+  const c = results.config;
+  const nats = c.servers === "private nats-server"
+    ? "a private server on loopback, file storage"
+    : "external servers";
+  const machine = table("|", [
+    ["CPU", `${m.cpu}, ${m.cores} cores`],
+    ["OS", m.os],
+    ["Deno", `${m.deno} (V8 ${m.v8})`],
+    ["nats-server", `${m.natsServer} (${nats})`],
+    ["Load average at the end", m.loadAverage.join(", ")],
+  ]);
+  const fields: Record<string, unknown> = {
+    ...c,
+    command: results.command,
+    startedAt: results.startedAt,
+    seconds: Math.round(results.durationMs / 1000),
+    machine,
+    targets: report.targetsTable(summary.targets),
+    operations: report.operationsTables(results).trim(),
+    listing: report.listTable(results).trim(),
+    micro: report.microTables(results).trim(),
+    peers: report.peersTables(results).trim(),
+    invariants: report.invariantsText(results),
+    listEntries: summary.list[0]?.entries ?? c.listEntries,
+    notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",
+    analysis: analysis ? `## Analysis\n\n${analysis.trim()}` : "",
+  };
+  const template = Deno.readTextFileSync(new URL("template.md", import.meta.url));
+  return template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(fields[name]));
+}
 
 /** Writes BENCH.md from `results`, with bench/analysis.md as its analysis. */
 export async function writeBenchMd(results: Results): Promise<void> {
@@ -15,18 +52,15 @@ export async function writeBenchMd(results: Results): Promise<void> {
     undefined
   );
   await Deno.writeTextFile(new URL("BENCH.md", ROOT), renderBenchMd(results, analysis));
-  // The generated files are committed, so they must pass `deno fmt --check` as written.
+  const args = ["fmt", "--quiet", "BENCH.md", "bench/results.json"];
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--quiet", "BENCH.md", "bench/results.json"],
-    cwd: ROOT.pathname,
+    args,
+    cwd: ROOT,
     stdout: "null",
     stderr: "piped",
   }).output();
-  if (!out.success) {
-    console.error(
-      `deno fmt of the generated files failed:\n${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
+  if (out.success) return;
+  console.error(`deno fmt of the generated files failed:\n${new TextDecoder().decode(out.stderr)}`);
 }
 
 if (import.meta.main) {

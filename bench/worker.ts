@@ -12,7 +12,7 @@ import { serve } from "./_pool.ts";
 import type { Command, Location, PhaseResult, TargetName } from "./_protocol.ts";
 import { fileRawTarget } from "./_raw.ts";
 import { mulberry32 } from "./_stats.ts";
-import { Entries, libraryTarget, type Target } from "./_target.ts";
+import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
 type Init = Extract<Command, { cmd: "init" }>;
 type Phase = Extract<Command, { cmd: "phase" }>;
@@ -23,14 +23,14 @@ const WARMUP_KEYS = 32;
 
 let init: Init | undefined;
 let nc: NatsConnection | undefined;
-let entries = new Entries(0);
+let entries = entriesOf(0);
 let target: Target | undefined;
 let peer: Peer | undefined;
 const warmed = new Set<TargetName>();
 
 async function handle(command: Command): Promise<unknown> {
   if (command.cmd === "init") {
-    [init, entries] = [command, new Entries(command.valueSize)];
+    [init, entries] = [command, entriesOf(command.valueSize)];
     const name = `agentmem-bench-${command.index}`;
     if (command.servers.length > 0) nc = await connect({ servers: [...command.servers], name });
     return;
