@@ -14,43 +14,9 @@ export type Keyspace = "contended" | "disjoint";
 /** The parsed flags. `mix` is the phases in order, each weight splitting `ops` between them. */
 export type Config = Exclude<ReturnType<typeof parseConfig>, "help">;
 
-/** The usage text `--help` prints. */
-export const USAGE = `Usage: deno task bench [flags]
-
-Spawns worker processes (bench/worker.ts) that hammer one shared directory (file backend) and
-one shared bucket (jetstream backend), next to the floors (the fastest way to do the same job on
-Deno, bench/_raw.ts) run the same way; then the single-process measurements (bench/micro.ts) and
-the peers (bench/peers.ts). Reports ops/s, latency percentiles, conflicts, retries and the speed
-targets. Invariants are checked as it runs; a broken one makes the exit status non-zero. A full
-run takes about 5 minutes on 2 cores; --quick about 15 seconds.
-
-  --processes N        worker processes for the main runs (default 4)
-  --ops N              update/read/counter operations per process, split by --mix (default 1500)
-  --keys N             key-space size: shared keys (contended) or keys per process (disjoint);
-                       create and delete visit every key once per process (default 64)
-  --keyspace K         contended, disjoint or both (default both)
-  --value-size BYTES   body size of every entry written (default 1024)
-  --mix SPEC           phases in order; weights split --ops between update, read and counter
-                       (default "create,update=2,read=2,counter=1,delete")
-  --backend B          file, jetstream or both (default both)
-  --trials N           repeated runs per target; medians are reported (default 5)
-  --suites LIST        parts to run (default main,lists,micro,peers): main = the worker-pool
-                       runs above; lists = listing 1,024 entries; micro = exists-create,
-                       capacity, readBeforeUpdate, 16 in flight (bench/micro.ts); peers = the
-                       peers and lost-update tables (bench/peers.ts)
-  --list-entries N     entries in the listing benchmark, 0 to skip it (default ${MAX_ENTRIES})
-  --list-value-sizes L body sizes of those entries, one listing benchmark each
-                       (default 1024,65536)
-  --list-reps N        timed listings per method (default 5)
-  --warmup N           untimed operations of each kind per worker and target (default 200)
-  --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
-  --dir PATH           parent of the shared directories (default: a new temp directory)
-  --json PATH          write every measurement and the summary as JSON
-  --write-bench-md     write BENCH.md and bench/results.json
-  --quick              a CI smoke run: small sizes, one trial, invariants only (< 1 minute)
-  --strict             exit non-zero when a speed target is missed, too
-  --help               print this text
-`;
+/** The usage text `--help` prints (bench/usage.txt); its flags are the ones parsed. */
+export const USAGE = Deno.readTextFileSync(new URL("usage.txt", import.meta.url))
+  .replace("{MAX_ENTRIES}", String(MAX_ENTRIES));
 
 const OPS: readonly Op[] = ["create", "update", "read", "delete", "counter"];
 // The flags, read off the usage text: `--name VALUE` takes a value, `--name` is a switch.

@@ -3,7 +3,8 @@
 // read. A broken one fails the run. What a run left behind is read through the library.
 
 import type { Store } from "../mod.ts";
-import type { Op, PhaseResult } from "./_protocol.ts";
+import type { PhaseResult } from "./worker.ts";
+import type { Op } from "./_protocol.ts";
 
 /** The key every counter phase increments. */
 export const COUNTER_KEY = "counter";

@@ -64,23 +64,6 @@ export type Command =
   }
   | { readonly cmd: "peer-close" | "exit" };
 
-/**
- * What one worker measured in one phase: when it started and ended (epoch ms), every latency
- * (µs, retries included), creates refused as existing, updates refused as stale, extra attempts
- * after a conflict, the keys it created or deleted, and reads of an entry no writer wrote.
- */
-export interface PhaseResult {
-  readonly op: Op;
-  readonly start: number;
-  readonly end: number;
-  readonly latencies: number[];
-  readonly exists: number;
-  readonly stale: number;
-  readonly retries: number;
-  readonly won: string[];
-  readonly badReads: number;
-}
-
 /** A worker's reply to one command. */
 export type Reply = { readonly ok: true; readonly result?: unknown } | {
   readonly ok: false;

@@ -4,9 +4,10 @@
 
 import type { Keyspace } from "./_args.ts";
 import { fmtSpread, sizeLabel } from "./_format.ts";
-import type { Backend, ListMethod, Op, PhaseResult, TargetName } from "./_protocol.ts";
+import type { Backend, ListMethod, Op, TargetName } from "./_protocol.ts";
 import { groupBy, median, percentile, ratios, round } from "./_stats.ts";
 import type { MicroRow } from "./micro.ts";
+import type { PhaseResult } from "./worker.ts";
 
 /** One phase of one run, every worker merged. */
 export type PhaseSummary = ReturnType<typeof summarizePhase>;

@@ -14,7 +14,7 @@ import type { listOnce } from "./_list.ts";
 import { freshLocations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";
-import type { Backend, ListMethod, Location, PhaseResult, TargetName } from "./_protocol.ts";
+import type { Backend, ListMethod, Location, TargetName } from "./_protocol.ts";
 import { renderText } from "./_report.ts";
 import type { Results } from "./_results.ts";
 import { round } from "./_stats.ts";
@@ -22,6 +22,7 @@ import { type ListRecord, type RunRecord, summarize, summarizePhase } from "./_s
 import { runMicro } from "./micro.ts";
 import { runPeers } from "./peers.ts";
 import { writeBenchMd } from "./report.ts";
+import type { PhaseResult } from "./worker.ts";
 
 const LIST_METHODS: Record<Backend, ListMethod[]> = {
   file: ["file", "file-headers", "file-bodies"],

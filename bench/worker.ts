@@ -9,10 +9,17 @@ import { listOnce } from "./_list.ts";
 import { openStore, seed } from "./_location.ts";
 import type { Peer } from "./_peers.ts";
 import { serve } from "./_pool.ts";
-import type { Command, Location, PhaseResult, TargetName } from "./_protocol.ts";
+import type { Command, Location, TargetName } from "./_protocol.ts";
 import { fileRawTarget } from "./_raw.ts";
 import { mulberry32 } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
+
+/**
+ * What one worker measured in one phase: when it started and ended (epoch ms), every latency
+ * (µs, retries included), creates refused as existing, updates refused as stale, extra attempts
+ * after a conflict, the keys it created or deleted, and reads of an entry no writer wrote.
+ */
+export type PhaseResult = Awaited<ReturnType<typeof runPhase>>;
 
 type Init = Extract<Command, { cmd: "init" }>;
 type Phase = Extract<Command, { cmd: "phase" }>;
@@ -100,7 +107,7 @@ async function warmUp({ warmup, index, warmupOps }: Init, name: TargetName): Pro
   if (onFile) await Deno.remove(dir, { recursive: true });
 }
 
-async function runPhase(t: Target, { op, keys, count, seed }: Phase): Promise<PhaseResult> {
+async function runPhase(t: Target, { op, keys, count, seed }: Phase) {
   const random = mulberry32(seed);
   const c = { exists: 0, stale: 0, retries: 0 };
   const latencies: number[] = [];
