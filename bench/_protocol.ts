@@ -21,11 +21,6 @@ export interface Location {
   readonly bucket?: string;
 }
 
-/** The backend a target runs on. */
-export function backendOf(target: TargetName): Backend {
-  return target.startsWith("file") ? "file" : "jetstream";
-}
-
 /**
  * Every command a worker accepts. `init` comes first: the NATS servers (none when no jetstream
  * target runs), the body size, and the untimed operations of each kind it runs once per target

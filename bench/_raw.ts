@@ -1,5 +1,5 @@
-// The file floors: the fastest way to do each job on Deno without the library, so a target says
-// how far the library is from what the runtime allows (not from a copy of the library's code).
+// The floors: the fastest way to do each job on Deno without the library, so a target says how
+// far the library is from what the runtime allows (not from a copy of the library's code).
 //
 // - read: `Deno.readFileSync`, decode, split the header from the body.
 // - list: one `readDirSync` pass, then one small read (the first KiB) per entry, decode, find the
@@ -8,9 +8,15 @@
 //   (exclusive), unlink the temp, directory fsync: two fsyncs per create.
 // - durable update: the same with `rename` in place of `link`; delete: `remove`, directory fsync.
 // - 16 in flight: the same writes, their directory fsyncs shared by group commit (`groupCommit`).
-// No validation, symlink checks, capacity or telemetry.
+// No validation, symlink checks, capacity or telemetry. The jetstream floor is `@nats-io/kv` on
+// the worker's connection, keeping the library's guarantees by hand: `create` for a create, a
+// revision-checked `update` (re-read and retry on a wrong revision), `get` for a read, a
+// revision-checked delete, the same serialized bytes.
 
-import type { Entries, Target } from "./_target.ts";
+import { JetStreamApiError } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { type Entries, retrying, type Target, unless } from "./_target.ts";
 
 const DECODER = new TextDecoder();
 const HEAD_BYTES = 1024;
@@ -150,4 +156,71 @@ export async function inFlight<T>(
   };
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
   return performance.now() - t0;
+}
+
+// "wrong last sequence": the key exists (create) or moved on (update, delete).
+const WRONG_LAST_SEQUENCE = 10071;
+
+function isWrongLastSequence(e: unknown): boolean {
+  return e instanceof JetStreamApiError && e.code === WRONG_LAST_SEQUENCE;
+}
+
+/** The floor over `bucket`, on the worker's connection. */
+export async function jetStreamRawTarget(
+  nc: NatsConnection,
+  bucket: string,
+  entries: Entries,
+): Promise<Target> {
+  const kv = await new Kvm(nc).open(bucket);
+  await kv.status(); // bind now, as the library does at construction
+  const revisions = new Map<string, number>();
+  const readInto = async (key: string) => {
+    const entry = await kv.get(key);
+    if (entry === null || entry.operation !== "PUT") throw new Error(`Key "${key}" is missing`);
+    revisions.set(key, entry.revision);
+    return entry.value;
+  };
+  const replace = async (key: string, bytes: Uint8Array) => {
+    revisions.set(key, await kv.update(key, bytes, revisions.get(key) as number));
+  };
+  return {
+    async create(key) {
+      try {
+        revisions.set(key, await kv.create(key, entries.createBytes));
+        return true;
+      } catch (e) {
+        if (isWrongLastSequence(e)) return false;
+        throw e;
+      }
+    },
+    async update(key, c) {
+      if (!revisions.has(key)) await readInto(key);
+      const attempt = async (retry: boolean) => {
+        if (retry) await readInto(key);
+        await replace(key, entries.updateBytes);
+      };
+      await retrying(unless(isWrongLastSequence, attempt), c);
+    },
+    read: async (key) => entries.isWrittenBytes(await readInto(key)),
+    // Deletes only what was just read, so exactly one of several concurrent deleters sees `true`.
+    async delete(key) {
+      revisions.delete(key);
+      let deleted = false;
+      const attempt = async () => {
+        const entry = await kv.get(key);
+        if (entry === null || entry.operation !== "PUT") return;
+        await kv.delete(key, { previousSeq: entry.revision });
+        deleted = true;
+      };
+      await retrying(unless(isWrongLastSequence, attempt));
+      return deleted;
+    },
+    async increment(key, c) {
+      const attempt = async () => {
+        const n = Number(DECODER.decode((await readInto(key)).subarray(entries.headerBytes)));
+        await replace(key, entries.bytesOf(String(n + 1)));
+      };
+      await retrying(unless(isWrongLastSequence, attempt), c);
+    },
+  };
 }

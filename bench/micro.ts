@@ -7,10 +7,9 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { openFileStore, type Store } from "../mod.ts";
-import { jetStreamRawTarget } from "./_jetstream_raw.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
-import { fileRawTarget, groupCommit, inFlight } from "./_raw.ts";
+import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
@@ -26,8 +25,13 @@ export interface MicroRow {
 /** What the measurements found. */
 export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
 
-type Options = { quick: boolean; trials: number; work: string; nc?: NatsConnection | undefined };
-type Context = Options & { locations: Locations };
+type Context = {
+  quick: boolean;
+  trials: number;
+  work: string;
+  nc?: NatsConnection | undefined;
+  locations: Locations;
+};
 type Trial = Record<string, number>;
 type Open = (location: Location) => Promise<Target>;
 

@@ -15,22 +15,15 @@ import { groupBy, median } from "./_stats.ts";
 
 type Reply = Awaited<ReturnType<typeof runPeer>>;
 
-/** Every system the peers table and the lost-update table can run. */
+// Every system, in the tables' order; two run in the lost-update table only.
 const SYSTEMS = [
   "agentmem file",
   "agentmem file, readBeforeUpdate",
   "agentmem jetstream",
   "Deno KV",
-  "SQLite",
-  "Anthropic filesystem tool",
-  "MCP memory (JSONL)",
-  "unstorage fs driver",
-] as const;
-/** Systems run in the lost-update table only. */
-const LOST_UPDATE_ONLY: readonly string[] = [
-  "agentmem file, readBeforeUpdate",
-  "unstorage fs driver",
-];
+]
+  .concat(["SQLite", "Anthropic filesystem tool", "MCP memory (JSONL)", "unstorage fs driver"]);
+const LOST_UPDATE_ONLY = ["agentmem file, readBeforeUpdate", "unstorage fs driver"];
 
 /** ops/s of one operation of one peer at one size and process count. */
 export interface PeerRow {
@@ -50,18 +43,10 @@ export interface PeerRow {
 /** The peers table and the lost-update table. */
 export type PeersResult = Awaited<ReturnType<typeof runPeers>>;
 
-/** What the peers need from the driver. */
-export interface PeersOptions {
-  readonly quick: boolean;
-  /** Passes of the peers workload; each figure is the median (lost updates run once). */
-  readonly trials: number;
-  readonly servers: readonly string[];
-  readonly locations: Locations;
-}
+type Options = { quick: boolean; trials: number; servers: readonly string[]; locations: Locations };
 
-/** Runs both tables. */
-export async function runPeers(o: PeersOptions) {
-  const { servers, quick, trials, locations } = o;
+/** Runs both tables; each peers figure is the median of `trials` passes (lost updates run once). */
+export async function runPeers({ servers, quick, trials, locations }: Options) {
   const init = { servers, valueSize: 1024, warmupOps: 0, warmup: {} };
   await using pool = await WorkerPool.start(4, (index) => ({ cmd: "init", index, ...init }));
   const sizes = quick ? [20] : [100, 1000];

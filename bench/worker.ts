@@ -4,13 +4,12 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { jetStreamRawTarget } from "./_jetstream_raw.ts";
 import { listOnce } from "./_list.ts";
 import { openStore, seed } from "./_location.ts";
 import type { Peer } from "./_peers.ts";
 import { serve } from "./_pool.ts";
 import type { Command, Location, TargetName } from "./_protocol.ts";
-import { fileRawTarget } from "./_raw.ts";
+import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
 import { mulberry32 } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
