@@ -1,33 +1,25 @@
 // How the benchmark writes numbers, tables and progress: the one Markdown table renderer.
 
+type Rows = readonly (readonly string[])[];
+
 /**
  * A Markdown table. `header` names the columns, separated by `|`; a name ending in `:` is a
  * right-aligned column (the `:` is not shown).
  */
-export function table(header: string, rows: readonly (readonly string[])[]): string {
-  const columns = header.split("|").map((h) => ({
-    name: h.replace(/:$/, ""),
-    right: h.endsWith(":"),
-  }));
-  const widths = columns.map((c, i) =>
-    Math.max(c.name.length, ...rows.map((r) => (r[i] ?? "").length))
-  );
-  const cell = (text: string, i: number) =>
-    columns[i]?.right ? text.padStart(widths[i] as number) : text.padEnd(widths[i] as number);
+export function table(header: string, rows: Rows): string {
+  const names = header.split("|").map((h) => h.replace(/:$/, ""));
+  const right = header.split("|").map((h) => h.endsWith(":"));
+  const widths = names.map((n, i) => Math.max(n.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const pad = (text = "", i: number) =>
+    right[i] ? text.padStart(widths[i] ?? 0) : text.padEnd(widths[i] ?? 0);
   const line = (cells: readonly string[]) =>
-    `| ${columns.map((_, i) => cell(cells[i] ?? "", i)).join(" | ")} |`;
-  const rule = widths.map((w, i) =>
-    columns[i]?.right ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2)
-  );
-  return [line(columns.map((c) => c.name)), `|${rule.join("|")}|`, ...rows.map(line)].join("\n");
+    `| ${names.map((_, i) => pad(cells[i], i)).join(" | ")} |`;
+  const rule = widths.map((w, i) => right[i] ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2));
+  return [line(names), `|${rule.join("|")}|`, ...rows.map(line)].join("\n");
 }
 
 /** A table under a `###` heading, followed by a blank line. */
-export function section(
-  title: string,
-  header: string,
-  rows: readonly (readonly string[])[],
-): string {
+export function section(title: string, header: string, rows: Rows): string {
   return `### ${title}\n\n${table(header, rows)}\n`;
 }
 
@@ -58,8 +50,8 @@ export function sizeLabel(bytes: number): string {
 }
 
 /** A ratio and its per-trial range: `1.02x (trials 0.75–1.22)`. */
-export function fmtSpread(r: { median: number; min: number; max: number }, digits = 2): string {
-  return `${r.median.toFixed(digits)}x (trials ${r.min.toFixed(digits)}–${r.max.toFixed(digits)})`;
+export function fmtSpread({ median, min, max }: Record<"median" | "min" | "max", number>): string {
+  return `${median.toFixed(2)}x (trials ${min.toFixed(2)}–${max.toFixed(2)})`;
 }
 
 const TERMINAL = Deno.stderr.isTerminal();
@@ -67,13 +59,6 @@ const TERMINAL = Deno.stderr.isTerminal();
 /** Shows `text` on the terminal's last line (nothing when stderr is not a terminal). */
 export function progress(text: string): void {
   if (!TERMINAL) return;
-  let width = 100;
-  try {
-    width = Deno.consoleSize().columns;
-  } catch {
-    // not a console after all
-  }
-  Deno.stderr.writeSync(
-    new TextEncoder().encode(`\r\x1b[K${text.slice(0, Math.max(10, width - 1))}`),
-  );
+  const width = Math.max(10, Deno.consoleSize().columns - 1);
+  Deno.stderr.writeSync(new TextEncoder().encode(`\r\x1b[K${text.slice(0, width)}`));
 }

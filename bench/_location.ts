@@ -3,7 +3,7 @@
 
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { openFileStore, openJetStreamStore, serializeEntry, type Store } from "../mod.ts";
+import { openFileStore, openJetStreamStore, serializeEntry } from "../mod.ts";
 import type { Backend, Location } from "./_protocol.ts";
 
 /** The description every benchmark entry carries. */
@@ -27,11 +27,11 @@ export function freshLocations(work: string, nc: NatsConnection | undefined, pre
       if (bucket === undefined) return;
       await new Kvm(needNats(nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
     };
-    return {
+    const where = {
       ...dir === undefined ? {} : { dir },
       ...bucket === undefined ? {} : { bucket },
-      [Symbol.asyncDispose]: dispose,
     };
+    return { ...where, [Symbol.asyncDispose]: dispose };
   };
   return { fresh };
 }
@@ -43,12 +43,7 @@ export function needNats(nc: NatsConnection | undefined): NatsConnection {
 }
 
 /** Writes entries holding `body` under `keys` with plain writes or puts (set-up, not measured). */
-export async function seed(
-  location: Location,
-  keys: readonly string[],
-  body: string,
-  nc: NatsConnection | undefined,
-): Promise<void> {
+export async function seed(location: Location, keys: string[], body: string, nc?: NatsConnection) {
   const bytes = new TextEncoder().encode(serializeEntry(DESCRIPTION, body));
   if (location.dir !== undefined) {
     for (const key of keys) await Deno.writeFile(`${location.dir}/${key}.md`, bytes);
@@ -65,13 +60,8 @@ export async function seed(
  * The library's store over `location`: a file store over its directory, else a jetstream store
  * over its bucket (flat keyspace, defaults otherwise: read-before-update on, 5 s call timeout).
  */
-export function openStore(
-  location: Location,
-  nc: NatsConnection | undefined,
-  readBeforeUpdate = false,
-): Promise<Store> {
-  if (location.dir !== undefined) return openFileStore({ dir: location.dir, readBeforeUpdate });
-  return openJetStreamStore({ bucket: location.bucket as string, prefix: "" }, {
-    nc: needNats(nc),
-  });
+export function openStore(location: Location, nc?: NatsConnection, readBeforeUpdate = false) {
+  const { dir, bucket = "" } = location;
+  if (dir !== undefined) return openFileStore({ dir, readBeforeUpdate });
+  return openJetStreamStore({ bucket, prefix: "" }, { nc: needNats(nc) });
 }

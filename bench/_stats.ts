@@ -39,9 +39,7 @@ export interface Spread {
 }
 
 /** The spread of `a / b` over trials; a trial missing either side, or with `b <= 0`, is skipped. */
-export function ratios(
-  pairs: readonly (readonly [number | undefined, number | undefined])[],
-): Spread {
+export function ratios(pairs: readonly (readonly (number | undefined)[])[]): Spread {
   const r = pairs.flatMap(([a, b]) => (a !== undefined && b !== undefined && b > 0 ? [a / b] : []));
   return { median: median(r), min: Math.min(...r), max: Math.max(...r), trials: r.length };
 }

@@ -3,13 +3,12 @@
 // invariants as it goes, then runs the single-process measurements (bench/micro.ts) and the
 // peers (bench/peers.ts), and reports per backend and operation. See `--help` and BENCH.md.
 
-import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { startNatsServer } from "../tests/_nats_server.ts";
 import { requireTools } from "../tests/_lib/needs.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
 import { progress } from "./_format.ts";
-import { checkPhase, type Checks, COUNTER_KEY } from "./_invariants.ts";
+import { checkPhase, COUNTER_KEY } from "./_invariants.ts";
 import type { listOnce } from "./_list.ts";
 import { freshLocations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
