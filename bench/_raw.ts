@@ -20,8 +20,7 @@ import { type Entries, retrying, type Target, unless } from "./_target.ts";
 
 const DECODER = new TextDecoder();
 const HEAD_BYTES = 1024;
-// A deliberate bug for the benchmark's own test: the raw create claims every key it tries, so
-// the "one create winner per key" invariant must break and the run must fail.
+// A deliberate bug for the benchmark's own test (tests/bench_test.ts).
 const FAULT_CREATE_ALWAYS_WINS = Deno.env.get("AGENTMEM_BENCH_FAULT") === "create-always-wins";
 
 /** Reads one entry file whole and splits header from body; returns the body's length. */
@@ -41,10 +40,8 @@ export function rawList(dir: string): { key: string; description: string }[] {
     using file = Deno.openSync(`${dir}/${e.name}`);
     const head = DECODER.decode(buf.subarray(0, file.readSync(buf) ?? 0));
     const at = head.indexOf("description: ");
-    out.push({
-      key: e.name.slice(0, -3),
-      description: head.slice(at + 13, head.indexOf("\n", at)),
-    });
+    const description = head.slice(at + 13, head.indexOf("\n", at));
+    out.push({ key: e.name.slice(0, -3), description });
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
@@ -70,6 +67,15 @@ export function groupCommit(dir: string): () => Promise<void> {
   return () => running === undefined ? start() : (next ??= running.then(start));
 }
 
+function present(path: string): boolean {
+  try {
+    return Deno.lstatSync(path) !== null;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
 async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
   const temp = `${dir}/.${key}.${crypto.randomUUID()}.tmp`;
   using file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
@@ -78,56 +84,35 @@ async function stage(dir: string, key: string, bytes: Uint8Array): Promise<strin
   return temp;
 }
 
-/** Durable exclusive create; `false` when the key exists. `sync` flushes the directory. */
-export async function rawCreate(
-  dir: string,
-  key: string,
-  bytes: Uint8Array,
-  sync = () => syncDir(dir),
-): Promise<boolean> {
-  const path = `${dir}/${key}.md`;
-  // Look before staging: a key that exists costs one lstat, not a durable write. `link` stays
-  // the arbiter when two creates race past the look.
-  try {
-    Deno.lstatSync(path);
-    return false;
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  const temp = await stage(dir, key, bytes);
-  try {
-    Deno.linkSync(temp, path);
-  } catch (e) {
-    if (e instanceof Deno.errors.AlreadyExists) return false;
-    throw e;
-  } finally {
-    Deno.removeSync(temp);
-  }
-  await sync();
-  return true;
-}
-
-/** Durable replace. `sync` flushes the directory. */
-export async function rawUpdate(
-  dir: string,
-  key: string,
-  bytes: Uint8Array,
-  sync = () => syncDir(dir),
-): Promise<void> {
-  Deno.renameSync(await stage(dir, key, bytes), `${dir}/${key}.md`);
-  await sync();
-}
-
 /**
  * The file floors over `dir` as a target. `sync` flushes the directory: by default one fsync per
  * write; `groupCommit(dir)` for many writes in flight.
  */
 export function fileRawTarget(dir: string, entries: Entries, sync = () => syncDir(dir)): Target {
   const path = (key: string) => `${dir}/${key}.md`;
+  // The fault makes every create claim its key, so the "one winner" invariant must break.
+  const exists = FAULT_CREATE_ALWAYS_WINS;
   return {
-    create: async (key) =>
-      (await rawCreate(dir, key, entries.createBytes, sync)) || FAULT_CREATE_ALWAYS_WINS,
-    update: (key) => rawUpdate(dir, key, entries.updateBytes, sync),
+    async create(key) {
+      // Look before staging: a key that exists costs one lstat, not a durable write. `link`
+      // stays the arbiter when two creates race past the look.
+      if (present(path(key))) return exists;
+      const temp = await stage(dir, key, entries.createBytes);
+      try {
+        Deno.linkSync(temp, path(key));
+      } catch (e) {
+        if (e instanceof Deno.errors.AlreadyExists) return exists;
+        throw e;
+      } finally {
+        Deno.removeSync(temp);
+      }
+      await sync();
+      return true;
+    },
+    async update(key) {
+      Deno.renameSync(await stage(dir, key, entries.updateBytes), path(key));
+      await sync();
+    },
     read: (key) => Promise.resolve(rawRead(path(key)) === entries.valueSize),
     async delete(key) {
       try {
@@ -144,11 +129,7 @@ export function fileRawTarget(dir: string, entries: Entries, sync = () => syncDi
 }
 
 /** Runs `fn` over `items` with at most `width` calls in flight; resolves to the elapsed ms. */
-export async function inFlight<T>(
-  items: readonly T[],
-  width: number,
-  fn: (item: T) => Promise<unknown>,
-): Promise<number> {
+export async function inFlight<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>) {
   let next = 0;
   const t0 = performance.now();
   const lane = async () => {
@@ -166,11 +147,7 @@ function isWrongLastSequence(e: unknown): boolean {
 }
 
 /** The floor over `bucket`, on the worker's connection. */
-export async function jetStreamRawTarget(
-  nc: NatsConnection,
-  bucket: string,
-  entries: Entries,
-): Promise<Target> {
+export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, entries: Entries) {
   const kv = await new Kvm(nc).open(bucket);
   await kv.status(); // bind now, as the library does at construction
   const revisions = new Map<string, number>();
@@ -183,15 +160,12 @@ export async function jetStreamRawTarget(
   const replace = async (key: string, bytes: Uint8Array) => {
     revisions.set(key, await kv.update(key, bytes, revisions.get(key) as number));
   };
-  return {
+  const target: Target = {
     async create(key) {
-      try {
-        revisions.set(key, await kv.create(key, entries.createBytes));
-        return true;
-      } catch (e) {
-        if (isWrongLastSequence(e)) return false;
-        throw e;
-      }
+      const created = kv.create(key, entries.createBytes);
+      const revision = await created.catch((e) => isWrongLastSequence(e) ? 0 : Promise.reject(e));
+      if (revision > 0) revisions.set(key, revision);
+      return revision > 0;
     },
     async update(key, c) {
       if (!revisions.has(key)) await readInto(key);
@@ -223,4 +197,5 @@ export async function jetStreamRawTarget(
       await retrying(unless(isWrongLastSequence, attempt), c);
     },
   };
+  return target;
 }
