@@ -38,7 +38,6 @@ type Open = (location: Location) => Promise<Target>;
 const REFERENCE = new URL("./reference.json", import.meta.url);
 const ENTRIES = entriesOf(1024);
 const C = { exists: 0, stale: 0, retries: 0 };
-const US = "µs/op";
 const RBU = "update, readBeforeUpdate on";
 
 /** Runs every section; `work` is a scratch directory today's library is extracted into. */
@@ -56,12 +55,14 @@ export async function runMicro(o: Context) {
   return { rows, notes };
 }
 
-// Medians over trials of each label, and the spread of `a / b` within each trial.
-function row(head: Omit<MicroRow, "values" | "ratio">, trials: Trial[], a: string, b: string) {
+// Medians over trials of each label, and the spread of `a / b` within each trial; the in-flight
+// rows are ops/s, the others µs per op.
+function row(section: string, backend: Backend, trials: Trial[], a: string, b: string): MicroRow {
   const labels = Object.keys(trials[0] ?? {});
   const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l] ?? NaN))]));
   const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
-  return { ...head, values, ratio: { of: `${a} / ${b}`, ...spread } };
+  const unit = section.startsWith("inflight") ? "ops/s" : "µs/op";
+  return { section, backend, unit, values, ratio: { of: `${a} / ${b}`, ...spread } };
 }
 
 const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
@@ -108,7 +109,7 @@ async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
     const { read, exists: create } = await time(keys, { read: p.library.read, exists }, false);
     trials.push({ "create (exists)": create as number, read: read as number });
   }
-  return row({ section: "exists", backend, unit: US }, trials, "create (exists)", "read");
+  return row("exists", backend, trials, "create (exists)", "read");
 }
 
 async function capacitySection(o: Context, backend: Backend): Promise<MicroRow> {
@@ -119,21 +120,13 @@ async function capacitySection(o: Context, backend: Backend): Promise<MicroRow> 
     for (const [label, seeded] of [["empty", 0], ["1,000", 1000 - batch]] as const) {
       await using p = await pair(o, backend, keysOf("s", seeded));
       const calls = { lib: p.library.create, raw: p.floor.create };
-      const { lib, raw } = await time(keysOf(`n${t}-`, batch), calls) as {
-        lib: number;
-        raw: number;
-      };
+      const { lib = NaN, raw = NaN } = await time(keysOf(`n${t}-`, batch), calls);
       Object.assign(v, { [`create at ${label}`]: lib, [`raw at ${label}`]: raw });
       v[`ratio at ${label}`] = lib / raw;
     }
     trials.push(v);
   }
-  return row(
-    { section: "capacity", backend, unit: US },
-    trials,
-    "ratio at 1,000",
-    "ratio at empty",
-  );
+  return row("capacity", backend, trials, "ratio at 1,000", "ratio at empty");
 }
 
 async function rbuSection(o: Context): Promise<MicroRow> {
@@ -152,7 +145,7 @@ async function rbuSection(o: Context): Promise<MicroRow> {
       }),
     );
   }
-  return row({ section: "rbu", backend: "file", unit: US }, trials, RBU, "raw update");
+  return row("rbu", "file", trials, RBU, "raw update");
 }
 
 type OpenStore = (dir: string) => Promise<Store>;
@@ -211,9 +204,7 @@ async function inflightSection(o: Context): Promise<[MicroRow[], string?]> {
   }
   const of = typeof ref === "string" ? "raw group commit" : "today's library";
   const rows = (["create", "update"] as const)
-    .map((op) =>
-      row({ section: `inflight ${op}`, backend: "file", unit: "ops/s" }, trials[op], "library", of)
-    );
+    .map((op) => row(`inflight ${op}`, "file", trials[op], "library", of));
   return typeof ref === "string"
     ? [rows, `16 in flight: ${ref}; judged on bench/reference.json`]
     : [rows];
