@@ -1,12 +1,7 @@
-// Listing strategies, each timed once over a location seeded with entries.
-//
-// - `file`: the library's `list()`.
-// - `file-headers`: the floor (bench/_raw.ts): one `readDirSync` pass, the first KiB of each
-//   entry, decode, find the description line.
-// - `file-bodies`: what a list that reads bodies costs: `readFileSync` of every entry.
-// - `jetstream`: the library's `list()`.
-// - `jetstream-watch`: one pass of a `kv.watch()` over the bucket's last values, no parsing.
-// - `jetstream-keys-get`: the naive listing: `kv.keys()`, then one `kv.get()` per key.
+// Listing strategies, each timed once over a location seeded with entries: the library's `list()`
+// (`file`, `jetstream`), the file floor (`file-headers`, bench/_raw.ts), `readFileSync` of every
+// entry (`file-bodies`), one `kv.watch()` pass (`jetstream-watch`) and the naive listing,
+// `kv.keys()` then one `kv.get()` per key (`jetstream-keys-get`).
 
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";

@@ -1,9 +1,7 @@
 // The peers: what a user would pick instead of this library, behind one small interface so
-// bench/peers.ts runs the same workload on each. Dev-only: nothing here is reachable from mod.ts.
-//
-// Each value is a one-line description and a one-line body. An update replaces the body this
-// process last read (the revision-checked systems check it was not overwritten since); an
-// increment is one read-modify-write of a counter, retried where the system reports a conflict.
+// bench/peers.ts runs the same workload on each (how each is driven: BENCH.md). Dev-only: nothing
+// here is reachable from mod.ts. An update replaces the body this process last read; an increment
+// is one read-modify-write of a counter, retried where the system reports a conflict.
 
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
@@ -107,7 +105,6 @@ function agentmem(store: Store, checked: boolean): Peer {
   };
 }
 
-// Deno KV: a versionstamp check on create (must be absent) and on update (must be what was read).
 // Several processes on one local Deno KV file get "database is locked" under contention: every
 // call is retried on it, as a user would have to.
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
@@ -161,8 +158,6 @@ async function denoKv(path: string): Promise<Peer> {
   };
 }
 
-// SQLite through node:sqlite: one table, WAL, synchronous=FULL (one WAL fsync per commit), a
-// version column for revision-checked updates.
 async function sqlite(path: string): Promise<Peer> {
   const db = new DatabaseSync(path);
   db.exec("PRAGMA busy_timeout = 30000");
@@ -206,8 +201,6 @@ async function sqlite(path: string): Promise<Peer> {
   };
 }
 
-// The Anthropic SDK's filesystem memory tool, driven through its commands as a model would:
-// `create`, `view` of a file (read) and of /memories (list), `str_replace` (update), `delete`.
 async function anthropicTool(dir: string): Promise<Peer> {
   const tool = await BetaLocalFilesystemMemoryTool.init(dir);
   const path = (key: string) => `/memories/${key}.md`;
@@ -237,11 +230,8 @@ async function anthropicTool(dir: string): Promise<Peer> {
   };
 }
 
-// The MCP reference memory server's storage pattern, reproduced: its KnowledgeGraphManager is
-// exported, but importing the package starts its stdio server, so this does what its loadGraph
-// and saveGraph do: read the whole JSONL file and parse every line on each call; on each change,
-// write every line to a temp file and rename it over the file (no fsync). A memory is an entity
-// whose observations are [description, body]; an update is one load and one save.
+// The MCP reference memory server's loadGraph and saveGraph, reproduced (importing the package
+// starts its stdio server): every call parses the whole JSONL file, every change rewrites it.
 function mcpJsonl(file: string): Peer {
   type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
   const load = async () => {
@@ -279,8 +269,6 @@ function mcpJsonl(file: string): Peer {
   };
 }
 
-// unstorage's fs driver: `getItem` and `setItem` (a plain file write), no revision check. Its
-// "retries" are reads of a half-written file.
 function unstorageFs(dir: string): Peer {
   const storage = createStorage({ driver: fsDriver({ base: dir }) });
   const read = async (key: string) => String(await storage.getItem(key) ?? "");

@@ -46,49 +46,26 @@ function spawn(index: number): Worker {
 }
 
 /** N worker processes, initialised and ready for commands; ended on dispose. */
-export class WorkerPool implements AsyncDisposable {
-  readonly #workers: Worker[];
+export type WorkerPool = Awaited<ReturnType<typeof startPool>>;
 
-  private constructor(size: number) {
-    this.#workers = Array.from({ length: size }, (_, i) => spawn(i));
-  }
-
-  /** Spawns `size` workers and sends each its `init` command. */
-  static async start(size: number, init: (index: number) => Command): Promise<WorkerPool> {
-    const pool = new WorkerPool(size);
-    await pool.each(init).catch(async (e) => {
-      await pool[Symbol.asyncDispose]();
-      throw e;
-    });
-    return pool;
-  }
-
-  get size(): number {
-    return this.#workers.length;
-  }
-
-  /** Sends each of the first `count` workers its own command at once; replies in worker order. */
-  each<T>(command: (index: number) => Command, count = this.size): Promise<T[]> {
-    return Promise.all(
-      this.#workers.slice(0, count).map((w, i) => w.send(command(i)) as Promise<T>),
-    );
-  }
-
-  /** Sends worker `index` a command. */
-  one<T>(index: number, command: Command): Promise<T> {
-    return (this.#workers[index] as Worker).send(command) as Promise<T>;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await Promise.all(this.#workers.map((w) => w.close()));
-  }
+/** Spawns `size` workers and sends each its `init` command. */
+export async function startPool(size: number, init: (index: number) => Command) {
+  const workers = Array.from({ length: size }, (_, i) => spawn(i));
+  const pool = {
+    size,
+    /** Sends each of the first `count` workers its own command at once; replies in worker order. */
+    each: <T>(command: (index: number) => Command, count = size) =>
+      Promise.all(workers.slice(0, count).map((w, i) => w.send(command(i)) as Promise<T>)),
+    /** Sends worker `index` a command. */
+    one: <T>(index: number, command: Command) => workers[index]?.send(command) as Promise<T>,
+    [Symbol.asyncDispose]: () => Promise.all(workers.map((w) => w.close())).then(() => {}),
+  };
+  await pool.each(init).catch((e) => pool[Symbol.asyncDispose]().then(() => Promise.reject(e)));
+  return pool;
 }
 
 /** The worker's side: answers every command on stdin with one reply line until "exit" or EOF. */
-export async function serve(
-  handle: (command: Command) => Promise<unknown>,
-  end: () => Promise<void>,
-) {
+export async function serve(handle: (c: Command) => Promise<unknown>, end: () => Promise<void>) {
   const write = async (reply: Reply) => {
     const bytes = ENCODER.encode(JSON.stringify(reply) + "\n");
     for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
@@ -96,14 +73,13 @@ export async function serve(
   for await (const line of readLines(Deno.stdin.readable)) {
     const command = JSON.parse(line) as Command;
     if (command.cmd === "exit") return await end().then(() => write({ ok: true }));
-    const reply = await handle(command).then(
-      (result): Reply => ({ ok: true, result }),
-      (e): Reply => ({
-        ok: false,
-        error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
-      }),
+    const error = (e: unknown) => e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    await write(
+      await handle(command).then(
+        (result) => ({ ok: true, result }),
+        (e) => ({ ok: false, error: error(e) }),
+      ),
     );
-    await write(reply);
   }
   await end();
 }

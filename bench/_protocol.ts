@@ -22,10 +22,8 @@ export interface Location {
 }
 
 /**
- * Every command a worker accepts. `init` comes first: the NATS servers (none when no jetstream
- * target runs), the body size, and the untimed operations of each kind it runs once per target
- * in the warm-up location. A phase's create and delete visit each key once, in order; update,
- * read and counter make `count` operations on keys picked at random. `peer-*` drive bench/peers.ts.
+ * Every command a worker accepts; `init` first. A phase's create and delete visit each key once,
+ * in order; update, read and counter make `count` operations on keys picked at random.
  */
 export type Command =
   | {

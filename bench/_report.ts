@@ -2,6 +2,7 @@
 
 import type { Results } from "./_results.ts";
 import type { MainRow, TargetRow } from "./_summary.ts";
+import type { PeerRow } from "./peers.ts";
 import { fmtBytes, fmtMs, fmtRate, section, sizeLabel, table } from "./_format.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
@@ -36,11 +37,12 @@ export function renderText(results: Results): string {
 /** One table of operations per keyspace. */
 export function operationsTables({ summary, config }: Results): string {
   const rank = (r: MainRow) => TARGETS.indexOf(r.target) * 10 + OP_ORDER.indexOf(r.op);
-  type Key = Pick<MainRow, "keyspace" | "target" | "op">;
-  const same = (a: Key, b: Key) =>
-    a.keyspace === b.keyspace && a.target === b.target && a.op === b.op;
+  const key = (r: Pick<MainRow, "keyspace" | "target" | "op">) =>
+    `${r.keyspace}|${r.target}|${r.op}`;
   const vsFloor = (row: MainRow) =>
-    summary.ratios.filter((r) => same(r, row)).map((r) => `${r.ratio.toFixed(2)}x ${r.baseline}`);
+    summary.ratios.filter((r) => key(r) === key(row)).map((r) =>
+      `${r.ratio.toFixed(2)}x ${r.baseline}`
+    );
   const count = (n: number) => Number.isFinite(n) ? String(Math.round(n)) : "";
   const keyspaces = [...new Set(summary.main.map((r) => r.keyspace))];
   return keyspaces.map((keyspace) => {
@@ -70,10 +72,9 @@ export function listTable(results: Results): string {
   if (first === undefined) return "";
   const body = rows.map((r) => {
     const lib = rows.find((l) => l.valueSize === r.valueSize && l.method === r.backend)?.ms;
-    const vsLibrary = lib === undefined || r.method === r.backend ? "" : r.ms / lib;
+    const ratio = lib === undefined || r.method === r.backend ? "" : `${(r.ms / lib).toFixed(2)}x`;
     const bytes = (n: number) => r.bytesRead < 0 ? "" : fmtBytes(n);
     const perEntry = bytes(Math.round(r.bytesPerEntry));
-    const ratio = typeof vsLibrary === "number" ? `${vsLibrary.toFixed(2)}x` : "";
     return [sizeLabel(r.valueSize), r.method, fmtMs(r.ms), ratio, bytes(r.bytesRead), perEntry];
   });
   const title = `Listing ${first.entries} entries (one process, median of ${first.reps})`;
@@ -111,30 +112,20 @@ export function peersTables(results: Results): string {
       if (at.length === 0) continue;
       const body = systems.map((system) => {
         const cells = PEER_OPS.map((op) => at.find((x) => x.system === system && x.op === op));
-        const text = cells.map((r) =>
-          r === undefined
-            ? ""
-            : fmtRate(r.opsPerSec) + (r.failed > 0 ? ` (${r.failed} failed)` : "")
-        );
+        const failed = (r: PeerRow) => r.failed > 0 ? ` (${r.failed} failed)` : "";
+        const text = cells.map((r) => r === undefined ? "" : fmtRate(r.opsPerSec) + failed(r));
         const kept = cells[3]?.kept;
         return [system, ...text, kept === undefined ? "" : `${kept} of ${n}`];
       });
-      const plural = processes > 1 ? "es" : "";
-      const median = `ops/s, median of ${at[0]?.trials ?? 1}`;
-      out.push(
-        section(
-          `Peers: ${n} keys of 1 KiB, ${processes} process${plural} (${median})`,
-          PEERS,
-          body,
-        ),
-      );
+      const about = `${processes} process${processes > 1 ? "es" : ""}`;
+      const title = `Peers: ${n} keys of 1 KiB, ${about} (ops/s, median of ${at[0]?.trials ?? 1})`;
+      out.push(section(title, PEERS, body));
     }
   }
   const first = lost[0];
   if (first !== undefined) {
-    const body = lost.map((
-      l,
-    ) => [l.system, ...[l.increments, l.final, l.lost, l.retries].map(String)]);
+    const counts = (l: typeof first) => [l.increments, l.final, l.lost, l.retries].map(String);
+    const body = lost.map((l) => [l.system, ...counts(l)]);
     const each = first.increments / first.processes;
     const title =
       `Lost updates: ${first.processes} processes x ${each} read-modify-write increments of one key`;
@@ -145,12 +136,9 @@ export function peersTables(results: Results): string {
 
 /** The targets as a Markdown table. */
 export function targetsTable(targets: readonly TargetRow[]): string {
+  const judged = (met: boolean) => met ? "met" : "**MISSED**";
   const result = ({ met, measured }: TargetRow) =>
-    met === null
-      ? (measured === "not measured" ? measured : "reported")
-      : met
-      ? "met"
-      : "**MISSED**";
+    met !== null ? judged(met) : measured === "not measured" ? measured : "reported";
   return table("target|measured|result", targets.map((t) => [t.goal, t.measured, result(t)]));
 }
 

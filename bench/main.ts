@@ -12,7 +12,7 @@ import { checkPhase, COUNTER_KEY } from "./_invariants.ts";
 import type { listOnce } from "./_list.ts";
 import { freshLocations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
-import { WorkerPool } from "./_pool.ts";
+import { startPool, type WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, TargetName } from "./_protocol.ts";
 import { renderText } from "./_report.ts";
 import type { Results } from "./_results.ts";
@@ -102,9 +102,10 @@ async function setUp(config: Config) {
   const work = await Deno.makeTempDir({ prefix: "agentmem-bench-", ...dir ? { dir } : {} });
   const needsNats = backends.includes("jetstream") ||
     suites.some((s) => s !== "main" && s !== "lists");
-  if (needsNats && config.servers === undefined) requireTools(NO_NATS, "nats-server");
-  if (needsNats && config.servers === undefined) progress("starting a private nats-server");
-  const server = needsNats && config.servers === undefined ? await startNatsServer() : undefined;
+  const own = needsNats && config.servers === undefined;
+  if (own) requireTools(NO_NATS, "nats-server");
+  if (own) progress("starting a private nats-server");
+  const server = own ? await startNatsServer() : undefined;
   const servers = server === undefined ? config.servers ?? [] : [server.url];
   const name = "agentmem-bench-driver";
   const nc = needsNats ? await connect({ servers: [...servers], name }) : undefined;
@@ -124,20 +125,9 @@ async function setUp(config: Config) {
     lists: [] as ListRecord[],
     violations: [] as string[],
   };
-  return {
-    config,
-    work,
-    nc,
-    servers,
-    locations,
-    warmup: warmup as Location,
-    checks: 0,
-    ...records,
-    [Symbol.asyncDispose]() {
-      Deno.removeSignalListener("SIGINT", onSignal);
-      return dispose();
-    },
-  };
+  const close = () => dispose().finally(() => Deno.removeSignalListener("SIGINT", onSignal));
+  const shared = { config, work, nc, servers, locations, warmup: warmup as Location, checks: 0 };
+  return { ...shared, ...records, [Symbol.asyncDispose]: close };
 }
 
 // A suite that fails leaves the rest of the run worth writing out; the exit status says it failed.
@@ -152,10 +142,10 @@ async function suite<T>(ctx: Context, name: string, run: () => Promise<T>): Prom
   }
 }
 
-function startPool(ctx: Context, size: number): Promise<WorkerPool> {
+function workers(ctx: Context, size: number): Promise<WorkerPool> {
   progress(`starting ${size} worker processes`);
   const { servers, config: { valueSize, warmup: warmupOps }, warmup } = ctx;
-  return WorkerPool.start(
+  return startPool(
     size,
     (index) => ({ cmd: "init", index, servers, valueSize, warmupOps, warmup }),
   );
@@ -164,7 +154,7 @@ function startPool(ctx: Context, size: number): Promise<WorkerPool> {
 // Main runs: every target of every backend, per keyspace, repeated and alternated.
 async function runMain(ctx: Context): Promise<void> {
   const { trials, keyspaces, backends, processes } = ctx.config;
-  await using pool = await startPool(ctx, processes);
+  await using pool = await workers(ctx, processes);
   for (let trial = 0; trial < trials; trial++) {
     for (const keyspace of keyspaces) {
       for (const backend of backends) {
@@ -216,7 +206,7 @@ async function runOnce(ctx: Context, pool: WorkerPool, run: Run): Promise<RunRec
 async function runLists(ctx: Context): Promise<void> {
   const { listEntries, listReps, listValueSizes, backends } = ctx.config;
   if (listEntries <= 0 || listReps <= 0) return;
-  await using pool = await startPool(ctx, 1);
+  await using pool = await workers(ctx, 1);
   const keys = Array.from({ length: listEntries }, (_, i) => `entry-${String(i).padStart(4, "0")}`);
   type Listed = Awaited<ReturnType<typeof listOnce>>;
   for (const valueSize of listValueSizes) {

@@ -1,16 +1,12 @@
 // The peers table and the lost-update table: the same workload on this library's two backends
-// and on what a user would pick instead (bench/_peers.ts), in 1 and 4 worker processes.
-//
-// Workload per system, N keys of 1 KiB, in a fresh directory or bucket: create every key, read
-// every key, update every key, list (repeated), delete every key; with 4 processes each takes
-// every 4th key and all list. Figures are ops/s over the phase's wall time (first start to last
-// end). Lost updates: 4 processes each make `increments` read-modify-write increments of one key.
+// and on what a user would pick instead (bench/_peers.ts), in 1 and 4 worker processes; ops/s
+// over each phase's wall time, first start to last end (the workload: BENCH.md, "What runs").
 
 import type { Command, Location } from "./_protocol.ts";
 import type { Locations } from "./_location.ts";
 import type { runPeer } from "./_peers.ts";
 import { progress } from "./_format.ts";
-import { WorkerPool } from "./_pool.ts";
+import { startPool, type WorkerPool } from "./_pool.ts";
 import { groupBy, median } from "./_stats.ts";
 
 type Reply = Awaited<ReturnType<typeof runPeer>>;
@@ -48,7 +44,7 @@ type Options = { quick: boolean; trials: number; servers: readonly string[]; loc
 /** Runs both tables; each peers figure is the median of `trials` passes (lost updates run once). */
 export async function runPeers({ servers, quick, trials, locations }: Options) {
   const init = { servers, valueSize: 1024, warmupOps: 0, warmup: {} };
-  await using pool = await WorkerPool.start(4, (index) => ({ cmd: "init", index, ...init }));
+  await using pool = await startPool(4, (index) => ({ cmd: "init", index, ...init }));
   const sizes = quick ? [20] : [100, 1000];
   const samples: PeerRow[] = [];
   for (let trial = 0; trial < trials; trial++) {
