@@ -4,9 +4,9 @@ import { parseArgs } from "node:util";
 import { MAX_ENTRIES } from "../mod.ts";
 import type { Backend, Op } from "./_protocol.ts";
 
-/** A part of the benchmark. */
-export type Suite = "main" | "lists" | "micro" | "peers";
-const SUITES: readonly Suite[] = ["main", "lists", "micro", "peers"];
+// The parts of the benchmark.
+const SUITES = ["main", "lists", "micro", "peers"] as const;
+type Suite = typeof SUITES[number];
 
 /** A keyspace: shared by every process, or one private set of keys per process. */
 export type Keyspace = "contended" | "disjoint";

@@ -20,11 +20,9 @@ type Listing = Omit<Extract<Command, { cmd: "list" }>, "cmd">;
 export async function listOnce(command: Listing, nc: NatsConnection | undefined) {
   const { method, location, expect } = command;
   const run = await lister(method, location, nc);
-  const before = readChars();
-  const t0 = performance.now();
+  const [before, t0] = [readChars(), performance.now()];
   const entries = await run();
-  const ms = performance.now() - t0;
-  const after = readChars();
+  const [ms, after] = [performance.now() - t0, readChars()];
   // Socket reads do not show in rchar, so bytes are only meaningful for files.
   const bytesRead = before < 0 || after < 0 || !method.startsWith("file") ? -1 : after - before;
   if (entries === expect) return { ms, bytesRead, entries };

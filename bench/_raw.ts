@@ -139,12 +139,8 @@ export async function inFlight<T>(items: T[], width: number, fn: (item: T) => Pr
   return performance.now() - t0;
 }
 
-// "wrong last sequence": the key exists (create) or moved on (update, delete).
-const WRONG_LAST_SEQUENCE = 10071;
-
-function isWrongLastSequence(e: unknown): boolean {
-  return e instanceof JetStreamApiError && e.code === WRONG_LAST_SEQUENCE;
-}
+// "wrong last sequence" (10071): the key exists (create) or moved on (update, delete).
+const isWrongLastSequence = (e: unknown) => e instanceof JetStreamApiError && e.code === 10071;
 
 /** The floor over `bucket`, on the worker's connection. */
 export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, entries: Entries) {
@@ -157,7 +153,9 @@ export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, ent
     revisions.set(key, entry.revision);
     return entry.value;
   };
-  const replace = async (key: string, bytes: Uint8Array) => {
+  // A revision-checked update of what was read last; `reread` reads it again first.
+  const replace = async (key: string, bytes: Uint8Array, reread = false) => {
+    if (reread) await readInto(key);
     revisions.set(key, await kv.update(key, bytes, revisions.get(key) as number));
   };
   const target: Target = {
@@ -169,10 +167,7 @@ export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, ent
     },
     async update(key, c) {
       if (!revisions.has(key)) await readInto(key);
-      const attempt = async (retry: boolean) => {
-        if (retry) await readInto(key);
-        await replace(key, entries.updateBytes);
-      };
+      const attempt = (retry: boolean) => replace(key, entries.updateBytes, retry);
       await retrying(unless(isWrongLastSequence, attempt), c);
     },
     read: async (key) => entries.isWrittenBytes(await readInto(key)),

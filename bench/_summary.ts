@@ -58,21 +58,13 @@ const REFERENCE = new URL("./reference.json", import.meta.url);
 export function summarizePhase(op: Op, results: readonly PhaseResult[]) {
   const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const wallMs = Math.max(...results.map((r) => r.end)) - Math.min(...results.map((r) => r.start));
-  const sum = (f: (r: PhaseResult) => number) => results.reduce((s, r) => s + f(r), 0);
+  const sum = (k: "exists" | "stale" | "retries") => results.reduce((s, r) => s + r[k], 0);
   const ms = (p: number) => round(percentile(latencies, p) / 1000, 4);
-  const opsPerSec = round(wallMs > 0 ? latencies.length / (wallMs / 1000) : 0, 1);
-  return {
-    op,
-    operations: latencies.length,
-    wallMs: round(wallMs, 3),
-    opsPerSec,
-    p50Ms: ms(50),
-    p95Ms: ms(95),
-    p99Ms: ms(99),
-    exists: sum((r) => r.exists),
-    stale: sum((r) => r.stale),
-    retries: sum((r) => r.retries),
-  };
+  const operations = latencies.length;
+  const opsPerSec = round(wallMs > 0 ? operations / (wallMs / 1000) : 0, 1);
+  const times = { p50Ms: ms(50), p95Ms: ms(95), p99Ms: ms(99) };
+  const counts = { exists: sum("exists"), stale: sum("stale"), retries: sum("retries") };
+  return { op, operations, wallMs: round(wallMs, 3), opsPerSec, ...times, ...counts };
 }
 
 /** Computes medians, ratios and targets from the records. */

@@ -87,7 +87,11 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
     known.add(key);
     return entry;
   };
-  const write = (key: string, content: string) => store.update(key, DESCRIPTION, content, opts);
+  // An update of `key`; `reread` reads it first (its revision into the Scope).
+  const write = async (key: string, content: string, reread = false) => {
+    if (reread) await readInto(key);
+    await store.update(key, DESCRIPTION, content, opts);
+  };
   return {
     async create(key) {
       const created = await store.create(key, DESCRIPTION, entries.createContent, opts)
@@ -97,10 +101,7 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
     },
     async update(key, c) {
       if (checked && !known.has(key)) await readInto(key);
-      const attempt = async (retry: boolean) => {
-        if (retry) await readInto(key);
-        await write(key, entries.updateContent);
-      };
+      const attempt = async (retry: boolean) => write(key, entries.updateContent, retry);
       await retrying(unless(isStale, attempt), c);
     },
     read: async (key) => entries.isWrittenContent((await readInto(key)).content),

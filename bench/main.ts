@@ -50,12 +50,9 @@ async function main(): Promise<number> {
   if (suites.includes("main")) await runMain(ctx);
   if (suites.includes("lists")) await runLists(ctx);
   const trials = quick ? 1 : config.trials;
-  const micro = suites.includes("micro")
-    ? await suite(ctx, "micro", () => runMicro({ ...ctx, quick, trials }))
-    : undefined;
-  const peers = suites.includes("peers")
-    ? await suite(ctx, "peers", () => runPeers({ ...ctx, quick, trials: Math.min(3, trials) }))
-    : undefined;
+  const micro = await suite(ctx, "micro", () => runMicro({ ...ctx, quick, trials }));
+  const peerTrials = Math.min(3, trials);
+  const peers = await suite(ctx, "peers", () => runPeers({ ...ctx, quick, trials: peerTrials }));
   progress("");
   const machine = await machineInfo(ctx.nc?.info?.version);
   const loadAtEnd = machine.loadAverage[0] ?? 0;
@@ -130,16 +127,17 @@ async function setUp(config: Config) {
   return { ...shared, ...records, [Symbol.asyncDispose]: close };
 }
 
-// A suite that fails leaves the rest of the run worth writing out; the exit status says it failed.
-async function suite<T>(ctx: Context, name: string, run: () => Promise<T>): Promise<T | undefined> {
+// Runs micro or peers if asked for. A suite that fails leaves the rest of the run worth writing
+// out; the exit status says it failed.
+async function suite<T>(ctx: Context, name: "micro" | "peers", run: () => Promise<T>) {
+  if (!ctx.config.suites.includes(name)) return undefined;
   progress(name === "micro" ? "micro: exists, capacity, rbu, in flight" : "peers and lost updates");
-  try {
-    return await run();
-  } catch (e) {
+  const failed = (e: unknown) => {
     const why = e instanceof Error ? e.message : String(e);
     ctx.violations.push(`bench/${name}.ts failed (${why}); its tables are missing`);
     return undefined;
-  }
+  };
+  return await run().catch(failed);
 }
 
 function workers(ctx: Context, size: number): Promise<WorkerPool> {

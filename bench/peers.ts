@@ -77,26 +77,17 @@ export async function runPeers({ servers, quick, trials, locations }: Options) {
     const replies = await all.run("increment", counter, increments);
     const final = (await one.run("value", counter))[0]?.seen as number;
     await all.close();
-    const total = increments * pool.size;
+    const [processes, total] = [pool.size, increments * pool.size];
     const retries = replies.reduce((a, r) => a + r.retries, 0);
-    lost.push({
-      system,
-      processes: pool.size,
-      increments: total,
-      final,
-      lost: total - final,
-      retries,
-    });
+    lost.push({ system, processes, increments: total, final, lost: total - final, retries });
   }
   return { rows: medians(samples), lost, notes: [] };
 }
 
 /** The peer `system` on the first `count` workers; an error names the system. */
 function on(pool: WorkerPool, system: string, count: number) {
-  const send = (command: (i: number) => Command) =>
-    pool.each<Reply>(command, count).catch((e) =>
-      Promise.reject(new Error(`${system}: ${e.message}`))
-    );
+  const named = (e: Error) => Promise.reject(new Error(`${system}: ${e.message}`));
+  const send = (command: (i: number) => Command) => pool.each<Reply>(command, count).catch(named);
   return {
     system,
     count,
@@ -132,14 +123,11 @@ async function workload(peers: ReturnType<typeof on>, n: number, place: Location
 function medians(samples: readonly PeerRow[]): PeerRow[] {
   return groupBy(samples, (r) => `${r.system}|${r.n}|${r.processes}|${r.op}`).map((g) => {
     const kept = g.flatMap((r) => r.kept === undefined ? [] : [r.kept]);
-    const opsPerSec = median(g.map((r) => r.opsPerSec));
-    const failed = Math.max(...g.map((r) => r.failed));
-    return {
-      ...g[0] as PeerRow,
-      opsPerSec,
-      failed,
-      ...kept.length > 0 ? { kept: Math.min(...kept) } : {},
-      trials: g.length,
-    };
+    const [opsPerSec, failed] = [
+      median(g.map((r) => r.opsPerSec)),
+      Math.max(...g.map((r) => r.failed)),
+    ];
+    const fewest = kept.length > 0 ? { kept: Math.min(...kept) } : {};
+    return { ...g[0] as PeerRow, opsPerSec, failed, ...fewest, trials: g.length };
   });
 }

@@ -72,8 +72,9 @@ async function handle(command: Command): Promise<unknown> {
 
 async function open(name: TargetName, location: Location): Promise<Target> {
   if (name === "file-raw") return fileRawTarget(location.dir as string, entries);
+  const bucket = location.bucket as string;
   if (name === "jetstream-raw") {
-    return await jetStreamRawTarget(nc as NatsConnection, location.bucket as string, entries);
+    return await jetStreamRawTarget(nc as NatsConnection, bucket, entries);
   }
   return libraryTarget(await openStore(location, nc), entries, name === "jetstream");
 }
@@ -87,17 +88,14 @@ async function warmUp({ warmup, index, warmupOps }: Init, name: TargetName): Pro
   if (onFile) await Deno.mkdir(dir, { recursive: true });
   const location: Location = onFile ? { dir } : { bucket: warmup.bucket as string };
   const t = await open(name, location);
-  const keys = Array.from(
-    { length: Math.min(warmupOps, WARMUP_KEYS) },
-    (_, i) => `warm-${name}-${index}-${i}`,
-  );
-  const cycle = (i: number) => keys[i % keys.length] as string;
+  const prefix = `warm-${name}-${index}`;
+  const keys = Array.from({ length: Math.min(warmupOps, WARMUP_KEYS) }, (_, i) => `${prefix}-${i}`);
+  const [key, counter] = [(i: number) => keys[i % keys.length] as string, `${prefix}-counter`];
   const c = { exists: 0, stale: 0, retries: 0 };
-  for (const key of keys) await t.create(key);
-  for (let i = 0; i < warmupOps; i++) await t.update(cycle(i), c);
-  for (let i = 0; i < warmupOps; i++) await t.read(cycle(i));
+  for (const k of keys) await t.create(k);
+  for (let i = 0; i < warmupOps; i++) await t.update(key(i), c);
+  for (let i = 0; i < warmupOps; i++) await t.read(key(i));
   if (!onFile) {
-    const counter = `warm-${name}-${index}-counter`;
     await seed(location, [counter], "0", nc);
     for (let i = 0; i < warmupOps; i++) await t.increment(counter, c);
     await t.delete(counter);
