@@ -101,7 +101,7 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
     },
     async update(key, c) {
       if (checked && !known.has(key)) await readInto(key);
-      const attempt = async (retry: boolean) => write(key, entries.updateContent, retry);
+      const attempt = (retry: boolean) => write(key, entries.updateContent, retry);
       await retrying(unless(isStale, attempt), c);
     },
     read: async (key) => entries.isWrittenContent((await readInto(key)).content),
