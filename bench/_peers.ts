@@ -28,13 +28,13 @@ export interface Peer {
 
 /** Opens `system` in a place with a directory and a bucket. */
 export async function openPeer(system: string, place: Location, nc?: NatsConnection) {
-  const dir = place.dir as string;
+  const [dir, bucket] = [place.dir as string, place.bucket as string];
+  const library = async (where: Location, checked: boolean, readBeforeUpdate = false) =>
+    agentmem(await openStore(where, nc, readBeforeUpdate), checked);
   const peers: Record<string, () => Peer | Promise<Peer>> = {
-    "agentmem file": async () => agentmem(await openStore({ dir }, nc), false),
-    "agentmem file, readBeforeUpdate": async () =>
-      agentmem(await openStore({ dir }, nc, true), true),
-    "agentmem jetstream": async () =>
-      agentmem(await openStore({ bucket: place.bucket as string }, nc), true),
+    "agentmem file": () => library({ dir }, false),
+    "agentmem file, readBeforeUpdate": () => library({ dir }, true, true),
+    "agentmem jetstream": () => library({ bucket }, true),
     "Deno KV": () => denoKv(`${dir}/kv.sqlite`),
     "SQLite": () => sqlite(`${dir}/memory.db`),
     "Anthropic filesystem tool": () => anthropicTool(dir),

@@ -10,10 +10,8 @@ export type Op = "create" | "update" | "read" | "delete" | "counter";
 /** The listing strategies compared in the list benchmark (bench/_list.ts). */
 export type ListMethod =
   | Backend
-  | "file-headers"
-  | "file-bodies"
-  | "jetstream-watch"
-  | "jetstream-keys-get";
+  | `file-${"headers" | "bodies"}`
+  | `jetstream-${"watch" | "keys-get"}`;
 
 /** Where a run's data lives: a directory, a bucket, or (for a peer) both. */
 export interface Location {
@@ -27,38 +25,19 @@ export interface Location {
  */
 export type Command =
   | {
-    readonly cmd: "init";
-    readonly index: number;
-    readonly servers: readonly string[];
-    readonly valueSize: number;
-    readonly warmupOps: number;
-    readonly warmup: Location;
+    cmd: "init";
+    index: number;
+    servers: readonly string[];
+    valueSize: number;
+    warmupOps: number;
+    warmup: Location;
   }
-  | { readonly cmd: "open"; readonly target: TargetName; readonly location: Location }
-  | {
-    readonly cmd: "phase";
-    readonly op: Op;
-    readonly keys: readonly string[];
-    readonly count: number;
-    readonly seed: number;
-  }
-  | {
-    readonly cmd: "list";
-    readonly method: ListMethod;
-    readonly location: Location;
-    readonly expect: number;
-  }
-  | { readonly cmd: "peer-open"; readonly system: string; readonly location: Location }
-  | {
-    readonly cmd: "peer-run";
-    readonly op: string;
-    readonly keys: readonly string[];
-    readonly reps: number;
-  }
-  | { readonly cmd: "peer-close" | "exit" };
+  | { cmd: "open"; target: TargetName; location: Location }
+  | { cmd: "phase"; op: Op; keys: readonly string[]; count: number; seed: number }
+  | { cmd: "list"; method: ListMethod; location: Location; expect: number }
+  | { cmd: "peer-open"; system: string; location: Location }
+  | { cmd: "peer-run"; op: string; keys: readonly string[]; reps: number }
+  | { cmd: "peer-close" | "exit" };
 
 /** A worker's reply to one command. */
-export type Reply = { readonly ok: true; readonly result?: unknown } | {
-  readonly ok: false;
-  readonly error: string;
-};
+export type Reply = { ok: true; result?: unknown } | { ok: false; error: string };

@@ -106,10 +106,11 @@ function libraryRatios(runs: RunRecord[]) {
         const rate = (trial: number, t: TargetName) =>
           runs.find((r) => r.trial === trial && r.keyspace === keyspace && r.target === t)
             ?.phases.find((p) => p.op === op)?.opsPerSec;
-        const s = ratios(trials.map((t) => [rate(t, target), rate(t, baseline)]));
-        const { median: ratio, min, max } = s;
-        if (s.trials > 0) {
-          rows.push({ keyspace, backend, op, target, baseline, ratio, min, max, trials: s.trials });
+        const { median: ratio, min, max, trials: n } = ratios(
+          trials.map((t) => [rate(t, target), rate(t, baseline)]),
+        );
+        if (n > 0) {
+          rows.push({ keyspace, backend, op, target, baseline, ratio, min, max, trials: n });
         }
       }
     }
@@ -121,25 +122,14 @@ function listRows(lists: ListRecord[]) {
   return groupBy(lists, (l) => `${l.valueSize}|${l.backend}|${l.method}`).map((group) => {
     const { backend, method, entries, valueSize } = group[0] as ListRecord;
     const [ms, bytesRead] = [median(group.map((g) => g.ms)), median(group.map((g) => g.bytesRead))];
-    const bytesPerEntry = bytesRead / entries;
-    return {
-      backend,
-      method,
-      ms,
-      bytesRead,
-      bytesPerEntry,
-      entries,
-      valueSize,
-      reps: group.length,
-    };
+    const [bytesPerEntry, reps] = [bytesRead / entries, group.length];
+    return { backend, method, ms, bytesRead, bytesPerEntry, entries, valueSize, reps };
   });
 }
 
-const row = (goal: string, measured: string, met: boolean | null): TargetRow => ({
-  goal,
-  measured,
-  met,
-});
+function row(goal: string, measured: string, met: boolean | null): TargetRow {
+  return { goal, measured, met };
+}
 const notMeasured = (goal: string) => row(goal, "not measured", null);
 
 // Create and update at least 0.9x the floor's throughput; a read at most 1.5x (file) or 1.1x
