@@ -86,6 +86,47 @@ export interface HistoryRetention {
 /** What a store keeps when its options do not say: the last 64 versions and 30 days. */
 export const DEFAULT_RETENTION: HistoryRetention = Object.freeze({ versions: 64, days: 30 });
 
+/** The `history` option both backends take: off, or what to keep. */
+export const HISTORY_OPTION = {
+  type: ["boolean", "object"],
+  fields: {
+    versions: { type: "number", description: "at least this many of every key's newest versions" },
+    days: { type: "number", description: "every version younger than this many days" },
+  },
+  description: "keep versions (default on: { versions: 64, days: 30 }); false turns it off",
+} as const;
+
+/**
+ * The retention a decoded `history` option asks for; `undefined` for `false`.
+ *
+ * @throws {ConfigError} when `versions` is not a whole number from 1 to 1,000,000 or `days` is
+ * not a number from 0 to 36,500.
+ */
+export function retentionOf(
+  backend: string,
+  option: boolean | { versions?: number; days?: number } | undefined,
+): HistoryRetention | undefined {
+  if (option === false) return undefined;
+  if (option === undefined || option === true) return DEFAULT_RETENTION;
+  const versions = option.versions ?? DEFAULT_RETENTION.versions;
+  const days = option.days ?? DEFAULT_RETENTION.days;
+  if (!Number.isSafeInteger(versions) || versions < 1 || versions > 1_000_000) {
+    throw new ConfigError(
+      `[memory:${backend}] Invalid options for the ${backend} backend: option "history.versions" must be a whole number from 1 to 1000000, got ${
+        quote(versions)
+      }`,
+    );
+  }
+  if (!(days >= 0 && days <= 36_500)) {
+    throw new ConfigError(
+      `[memory:${backend}] Invalid options for the ${backend} backend: option "history.days" must be a number of days from 0 to 36500, got ${
+        quote(days)
+      }`,
+    );
+  }
+  return Object.freeze({ versions, days });
+}
+
 /** A problem `agentmem check` reports in a key's history. */
 export interface HistoryProblem {
   /** The memory key. */
