@@ -64,7 +64,7 @@ Deno.test({
       assertInOrder(out, [
         "-- run-1 suspended",
         '{"type":"suspended","run":"run-1"',
-        '{"kind":"agentmem.scope","version":1',
+        '{"kind":"agentmem.scope","version":2',
         "-- run-2 resumes run-1: latestScope() over the journal restores 3 revisions",
       ]);
       assertInOrder(section(out, "Run 2 (resumed)"), [

@@ -130,7 +130,6 @@ export class VersionedWriter {
         tainted: call.scope?.tainted ?? false,
         prev: seen.tip.committed?.hash ?? GENESIS,
       }, entry);
-      const madeDirs = this.#ensureKeyDir(key);
       const done = op === "create"
         ? await this.#create(key, path, seq, bytes, seen, rule, call)
         : await this.#replaceOrRemove(key, path, seq, bytes, op, seen, rule, call);
@@ -141,7 +140,7 @@ export class VersionedWriter {
       await Promise.all([
         this.#flush(keyDir(root, key)),
         this.#m.flushRoot(),
-        madeDirs ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
+        done === "made" ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
       ]);
       if (op !== "delete") this.#m.record(call, key, bytes);
       if (seq % PRUNE_EVERY === 0) prune(root, key, this.#m.retention, seq);
@@ -152,7 +151,9 @@ export class VersionedWriter {
   // The key's tip and head bytes (copied: the read buffer is shared), unlocked. A create of a
   // key that holds a file needs no more than a stat to refuse.
   #look(key: string, path: string, rule: Rule): Seen {
-    const kind = kindOfQuick(path);
+    // A stat that fails (the directory replaced by a file, say) fails the call; a create may
+    // use the cheap look, since `link` is the arbiter and fails safely.
+    const kind = rule.kind === "create" ? kindOfQuick(path) : kindOf(path);
     if (kind !== null && kind !== "file") return { kind, head: undefined, tip: NO_TIP };
     if (kind === "file" && rule.kind === "create") throw exists(key);
     let head: Uint8Array | undefined;
@@ -187,7 +188,7 @@ export class VersionedWriter {
     seen: Seen,
     rule: Rule,
     call: Call,
-  ): Promise<"done" | "retry"> {
+  ): Promise<"done" | "made" | "retry"> {
     const started = this.#m.beginCreate();
     let slot: Reservation | undefined;
     let temp: string | undefined;
@@ -205,6 +206,7 @@ export class VersionedWriter {
           return "retry";
         }
         abortCheck("file", "create", key, call.signal);
+        const made = this.#ensureKeyDir(key);
         linkVersion(temp, versionPath(this.#m.root, key, seq));
         try {
           link(temp, path);
@@ -218,10 +220,10 @@ export class VersionedWriter {
         }
         slot.linked();
         slot = undefined;
+        return made ? "made" : "done";
       } finally {
         release(lock);
       }
-      return "done";
     } catch (e) {
       if (e instanceof CapacityError && kindOf(path) === "file") throw exists(key);
       throw e;
@@ -241,9 +243,10 @@ export class VersionedWriter {
     seen: Seen,
     rule: Rule,
     call: Call,
-  ): Promise<"done" | "retry"> {
+  ): Promise<"done" | "made" | "retry"> {
     const temp = await this.#m.stage(key, bytes);
     let placed = false;
+    let made = false;
     try {
       const lock = await acquire(lockPath(this.#m.root, key), key, call.signal);
       try {
@@ -255,6 +258,7 @@ export class VersionedWriter {
           return "retry";
         }
         abortCheck("file", op, key, call.signal);
+        made = this.#ensureKeyDir(key);
         linkVersion(temp, versionPath(this.#m.root, key, seq));
         if (op === "update") {
           rename(temp, path);
@@ -270,7 +274,7 @@ export class VersionedWriter {
     } finally {
       if (!placed) removeQuietly(temp);
     }
-    return "done";
+    return made ? "made" : "done";
   }
 
   // Records a head that has no version record (written with history off) as a version of its
@@ -286,14 +290,15 @@ export class VersionedWriter {
       tainted: false,
       prev: seen.tip.committed?.hash ?? GENESIS,
     }, head);
-    const madeDirs = this.#ensureKeyDir(key);
     const temp = await this.#m.stage(key, bytes);
     let placed = false;
+    let madeDirs = false;
     try {
       const lock = await acquire(lockPath(this.#m.root, key), key, call.signal);
       try {
         const now = this.#lookLocked(key, path, { kind: "replace" });
         if (!sameTip(seen.tip, now.tip)) return;
+        madeDirs = this.#ensureKeyDir(key);
         linkVersion(temp, versionPath(this.#m.root, key, seq));
         // The same entry bytes, now with their record: what the head holds does not change.
         rename(temp, path);
