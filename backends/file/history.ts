@@ -84,7 +84,9 @@ export function tipOf(root: string, key: string, head?: Uint8Array | null): Tip 
   const maxSeq = seqs.at(-1) ?? 0;
   // A head with no record (written with history off, or unreadable) commits no version of its
   // own; a deleted key's newest committed version is its newest delete.
-  const committed = bytes === undefined ? newestDelete(root, key, seqs) : newestAny(root, key, seqs);
+  const committed = bytes === undefined
+    ? newestDelete(root, key, seqs)
+    : newestAny(root, key, seqs);
   return { head: undefined, headExists: bytes !== undefined, committed, maxSeq };
 }
 

@@ -377,7 +377,9 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
       if (seen.head === undefined) {
         throw stale(key, "it was deleted since this run read it");
       }
-      if (revisionOf(seen.head) !== rule.seen) throw stale(key, "it changed since this run read it");
+      if (revisionOf(seen.head) !== rule.seen) {
+        throw stale(key, "it changed since this run read it");
+      }
       return "write";
     case "expect": {
       if (seen.unreadable !== undefined) throw seen.unreadable;
