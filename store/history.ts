@@ -162,6 +162,8 @@ export interface HistoryOps {
    * (written with history off) is left out.
    */
   heads(call: Call): Promise<Version[]>;
+  /** The newest version of `key` when it holds a memory now (cheap: no walk of its history). */
+  latest(key: string, call: Call): Promise<Version | undefined>;
   /**
    * Writes `write` (or deletes the key, when `null`) as a new version, only if the key's newest
    * version is still `expected` (its revision, or `null` for a key with no version at all);
@@ -486,6 +488,50 @@ export function revertRun(
     }
     return { reverted, conflicts };
   });
+}
+
+/**
+ * The newest version of every key that holds a memory now, for the tools' marks; `undefined` for
+ * a store that keeps no history (or fails to answer: the marks are a help, never a failure).
+ */
+export async function headVersions(store: Store): Promise<Map<string, Version> | undefined> {
+  const ext = extensionsOf(store);
+  const ops = ext?.ops.history;
+  if (ext === undefined || ops === undefined) return undefined;
+  try {
+    const heads = await runCall(
+      ext.backend,
+      "history",
+      undefined,
+      () => undefined,
+      (c) => ops.heads(c),
+    );
+    return new Map(heads.map((v) => [v.key, v]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The newest version of `key`, when the store keeps history and it holds a memory now. */
+export async function latestVersion(
+  store: Store,
+  key: string,
+  opts?: Pick<CallOptions, "signal">,
+): Promise<Version | undefined> {
+  const ext = extensionsOf(store);
+  const ops = ext?.ops.history;
+  if (ext === undefined || ops === undefined) return undefined;
+  try {
+    return await runCall(
+      ext.backend,
+      "history",
+      opts,
+      () => validateKey(key),
+      (c) => ops.latest(key, c),
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 // Runs an exported history function as a store call: validation first, the span, the abort

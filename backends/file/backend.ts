@@ -97,6 +97,14 @@ export class FileBackend implements BackendOps {
       readVersion: (key, revision) => Promise.resolve(entryAt(root, key, Number(revision))),
       log: (key) => Promise.resolve(logOf(root, key)),
       heads: () => Promise.resolve(this.#heads()),
+      latest: (key) => {
+        const head = readHead(this.#path(key), key);
+        return Promise.resolve(
+          head?.record === undefined || head.description === undefined
+            ? undefined
+            : toVersion(key, head.record, head.description),
+        );
+      },
       commitIf: async (key, expected, write, call) => {
         this.#requireWritable(key);
         const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);
