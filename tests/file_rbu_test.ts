@@ -2,7 +2,15 @@
 // the per-key lock (never left behind by a killed process), and revisions bound to one directory.
 
 import assert from "node:assert/strict";
-import { openFileStore, Scope, StaleError, UnavailableError } from "../mod.ts";
+import {
+  auditStore,
+  history,
+  openFileStore,
+  readVersion,
+  Scope,
+  StaleError,
+  UnavailableError,
+} from "../mod.ts";
 import { acquire, lockPath, release } from "../backends/file/lock.ts";
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
 import { fileTest, HISTORY_DIR } from "./_file_fixture.ts";
@@ -33,6 +41,12 @@ fileTest(
     }
     const retries = workers.map((w) => Number(w.records.find((r) => r.t === "done")?.retries));
     assert.equal((await store.read("counter")).content, "400");
+    // Exactly one version per acknowledged write: the create, then 1 to 400 each once, in order.
+    const versions = (await history(store, "counter")).reverse();
+    const contents = await Promise.all(
+      versions.map(async (v) => (await readVersion(store, "counter", v.revision)).content),
+    );
+    assert.deepEqual(contents, Array.from({ length: 401 }, (_, i) => String(i)));
     assert.ok(retries.reduce((a, b) => a + b, 0) > 0, `stale retries seen: ${retries}`);
     // The dead holder's lock was broken and every lock taken since was released.
     const left = [...Deno.readDirSync(dir)].map((e) => e.name)
@@ -195,5 +209,33 @@ fileTest(
     // The same body again, but a later version: this run did not read it.
     await assert.rejects(store.update("k", "d", "mine", { scope: mine }), StaleError);
     assert.equal((await store.read("k")).content, "body");
+  },
+);
+
+fileTest(
+  "history: 4 processes x 50 plain updates of one key leave exactly one version per update",
+  async (dir) => {
+    const store = await openFileStore({ dir });
+    await store.create("shared", "shared", "start");
+    const workers = ["a", "b", "c", "d"].map((id) =>
+      new RbuWorker({ job: "replace", dir, key: "shared", n: 50, id })
+    );
+    try {
+      await Promise.all(workers.map((w) => w.finished()));
+    } finally {
+      for (const w of workers) await w[Symbol.asyncDispose]();
+    }
+    const versions = await history(store, "shared");
+    const contents = await Promise.all(
+      versions.map(async (v) => (await readVersion(store, "shared", v.revision)).content),
+    );
+    // Every acknowledged update has its version, none twice, and the head is the newest.
+    const expected = [
+      "start",
+      ..."abcd".split("").flatMap((id) => Array.from({ length: 50 }, (_, i) => `${id}:${i}`)),
+    ];
+    assert.deepEqual([...contents].sort(), expected.sort());
+    assert.equal(contents[0], (await store.read("shared")).content);
+    assert.deepEqual((await auditStore(store)).history, []);
   },
 );

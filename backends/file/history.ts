@@ -63,8 +63,13 @@ export function recordAt(
   key: string,
   seq: number,
 ): { record: VersionRecord; description: string | undefined } | undefined {
-  const head = readHead(versionPath(root, key, seq), key);
-  if (head === undefined) return undefined;
+  const path = versionPath(root, key, seq);
+  const head = readHead(path, key);
+  if (head === undefined) {
+    // Gone (pruned meanwhile), or there but not readable as a version: damaged.
+    if (kindOf(path) === "file") throw damaged(key, seq);
+    return undefined;
+  }
   if (head.record === undefined || head.record.seq !== seq) throw damaged(key, seq);
   return { record: head.record, description: head.description };
 }

@@ -42,7 +42,7 @@ import {
   rename,
 } from "./fs.ts";
 import { HISTORY_DIR, keyDir, prune, type Tip, tipOf, versionPath } from "./history.ts";
-import { acquire, lockPath, release } from "./lock.ts";
+import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
 import { SUFFIX } from "./names.ts";
 import { readCurrent } from "./read.ts";
 import { revisionOf } from "./revision.ts";
@@ -105,47 +105,71 @@ export class VersionedWriter {
 
   /** Writes `w` (or deletes, when `null`) as a new version of `key`, following `rule`. */
   async write(key: string, w: ValidWrite | null, rule: Rule, call: Call): Promise<Written> {
-    const { root } = this.#m;
-    const path = `${root}/${key}${SUFFIX}`;
+    const path = `${this.#m.root}/${key}${SUFFIX}`;
     const entry = w === null ? NOTHING : ENCODER.encode(serializeValid(w.description, w.content));
     for (let attempt = 1;; attempt++) {
-      const seen = this.#look(key, path, rule);
-      const verdict = judge(key, rule, seen);
-      if (verdict === "nothing") return { seq: 0 };
-      if (seen.tip.headExists && seen.tip.head === undefined && seen.head !== undefined) {
-        // A head written with history off: record it as a version first, so it can be restored.
-        await this.#adopt(key, path, seen, call);
-        continue;
+      // The first try stages before it locks, so the lock is held for microseconds; a key others
+      // keep writing meanwhile is then written holding the lock from the look on, which always
+      // makes progress.
+      const held = attempt === 1 ? undefined : await this.#lock(key, call);
+      try {
+        const r = await this.#attempt(key, path, w, entry, rule, call, held);
+        if (r !== "retry") return r;
+      } finally {
+        if (held !== undefined) release(held);
       }
-      const op = w === null ? "delete" : seen.tip.headExists ? "update" : "create";
-      const seq = seen.tip.maxSeq + 1;
-      const { bytes } = encodeVersion(key, {
-        seq,
-        op,
-        at: new Date().toISOString(),
-        run: call.scope?.run,
-        actor: call.scope?.actor,
-        via: call.via,
-        callId: call.callId,
-        tainted: call.scope?.tainted ?? false,
-        prev: seen.tip.committed?.hash ?? GENESIS,
-      }, entry);
-      const done = op === "create"
-        ? await this.#create(key, path, seq, bytes, seen, rule, call)
-        : await this.#replaceOrRemove(key, path, seq, bytes, op, seen, rule, call);
-      if (done === "retry") {
-        if (attempt >= MAX_ATTEMPTS || call.signal?.aborted) throw churn(key);
-        continue;
-      }
-      await Promise.all([
-        this.#flush(keyDir(root, key)),
-        this.#m.flushRoot(),
-        done === "made" ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
-      ]);
-      if (op !== "delete") this.#m.record(call, key, bytes);
-      if (seq % PRUNE_EVERY === 0) prune(root, key, this.#m.retention, seq);
-      return { seq };
+      if (attempt >= MAX_ATTEMPTS || call.signal?.aborted) throw churn(key);
     }
+  }
+
+  #lock(key: string, call: Call): Promise<HeldLock> {
+    return acquire(lockPath(this.#m.root, key), key, call.signal);
+  }
+
+  // One try of a write; `held`: the key's lock, when the try holds it throughout.
+  async #attempt(
+    key: string,
+    path: string,
+    w: ValidWrite | null,
+    entry: Uint8Array,
+    rule: Rule,
+    call: Call,
+    held: HeldLock | undefined,
+  ): Promise<Written | "retry"> {
+    const { root } = this.#m;
+    const seen = this.#look(key, path, rule);
+    const verdict = judge(key, rule, seen);
+    if (verdict === "nothing") return { seq: 0 };
+    if (seen.tip.headExists && seen.tip.head === undefined && seen.head !== undefined) {
+      // A head written with history off: record it as a version first, so it can be restored.
+      await this.#adopt(key, path, seen, call, held);
+      return "retry";
+    }
+    const op = w === null ? "delete" : seen.tip.headExists ? "update" : "create";
+    const seq = seen.tip.maxSeq + 1;
+    const { bytes } = encodeVersion(key, {
+      seq,
+      op,
+      at: new Date().toISOString(),
+      run: call.scope?.run,
+      actor: call.scope?.actor,
+      via: call.via,
+      callId: call.callId,
+      tainted: call.scope?.tainted ?? false,
+      prev: seen.tip.committed?.hash ?? GENESIS,
+    }, entry);
+    const done = op === "create"
+      ? await this.#create(key, path, seq, bytes, seen, rule, call, held)
+      : await this.#replaceOrRemove(key, path, seq, bytes, op, seen, rule, call, held);
+    if (done === "retry") return "retry";
+    await Promise.all([
+      this.#flush(keyDir(root, key)),
+      this.#m.flushRoot(),
+      done === "made" ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
+    ]);
+    if (op !== "delete") this.#m.record(call, key, bytes);
+    if (seq % PRUNE_EVERY === 0) prune(root, key, this.#m.retention, seq);
+    return { seq };
   }
 
   // The key's tip and head bytes (copied: the read buffer is shared), unlocked. A create of a
@@ -188,6 +212,7 @@ export class VersionedWriter {
     seen: Seen,
     rule: Rule,
     call: Call,
+    held: HeldLock | undefined,
   ): Promise<"done" | "made" | "retry"> {
     const started = this.#m.beginCreate();
     let slot: Reservation | undefined;
@@ -197,7 +222,7 @@ export class VersionedWriter {
         slot = this.#m.reserve(started, key, path);
       });
       slot ??= this.#m.reserve(started, key, path);
-      const lock = await acquire(lockPath(this.#m.root, key), key, call.signal);
+      const lock = held ?? await this.#lock(key, call);
       try {
         const now = this.#lookLocked(key, path, rule);
         if (!sameTip(seen.tip, now.tip)) {
@@ -222,7 +247,7 @@ export class VersionedWriter {
         slot = undefined;
         return made ? "made" : "done";
       } finally {
-        release(lock);
+        if (held === undefined) release(lock);
       }
     } catch (e) {
       if (e instanceof CapacityError && kindOf(path) === "file") throw exists(key);
@@ -243,12 +268,13 @@ export class VersionedWriter {
     seen: Seen,
     rule: Rule,
     call: Call,
+    held: HeldLock | undefined,
   ): Promise<"done" | "made" | "retry"> {
     const temp = await this.#m.stage(key, bytes);
     let placed = false;
     let made = false;
     try {
-      const lock = await acquire(lockPath(this.#m.root, key), key, call.signal);
+      const lock = held ?? await this.#lock(key, call);
       try {
         const now = this.#lookLocked(key, path, rule);
         if (!sameTip(seen.tip, now.tip)) {
@@ -269,7 +295,7 @@ export class VersionedWriter {
           remove(path);
         }
       } finally {
-        release(lock);
+        if (held === undefined) release(lock);
       }
     } finally {
       if (!placed) removeQuietly(temp);
@@ -279,7 +305,13 @@ export class VersionedWriter {
 
   // Records a head that has no version record (written with history off) as a version of its
   // own, `via: "unrecorded"`, dated by its file's time, so the write about to replace it keeps it.
-  async #adopt(key: string, path: string, seen: Seen, call: Call): Promise<void> {
+  async #adopt(
+    key: string,
+    path: string,
+    seen: Seen,
+    call: Call,
+    held: HeldLock | undefined,
+  ): Promise<void> {
     const head = seen.head!;
     const seq = seen.tip.maxSeq + 1;
     const { bytes } = encodeVersion(key, {
@@ -294,7 +326,7 @@ export class VersionedWriter {
     let placed = false;
     let madeDirs = false;
     try {
-      const lock = await acquire(lockPath(this.#m.root, key), key, call.signal);
+      const lock = held ?? await this.#lock(key, call);
       try {
         const now = this.#lookLocked(key, path, { kind: "replace" });
         if (!sameTip(seen.tip, now.tip)) return;
@@ -304,7 +336,7 @@ export class VersionedWriter {
         rename(temp, path);
         placed = true;
       } finally {
-        release(lock);
+        if (held === undefined) release(lock);
       }
     } finally {
       if (!placed) removeQuietly(temp);
