@@ -7,7 +7,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { MemoryError, NotFoundError, openJetStreamStore, type Store } from "../../mod.ts";
-import { natsConnect } from "../_nats_server.ts";
+import { natsConnect } from "../_lib/nats_server.ts";
 import { check, type Verdict } from "./checker.ts";
 import { type ClusterNode, startNsCluster } from "./cluster.ts";
 import { type FinalRecord, HistoryWriter, readHistory } from "./history.ts";

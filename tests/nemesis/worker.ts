@@ -4,7 +4,7 @@
 //   deno run --allow-all tests/nemesis/worker.ts '<json WorkerArgs>'
 
 import { openJetStreamStore } from "../../mod.ts";
-import { natsConnect } from "../_nats_server.ts";
+import { natsConnect } from "../_lib/nats_server.ts";
 import { HistoryWriter } from "./history.ts";
 import { openRawStore } from "./raw_store.ts";
 import { Rng } from "./rng.ts";
