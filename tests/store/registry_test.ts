@@ -11,7 +11,7 @@ import {
   type Store,
   type StoreDeps,
 } from "../../mod.ts";
-import { FakeStore } from "../tools/_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 
 const TEST_OPTIONS = {
   url: { type: "string", required: true },

@@ -11,7 +11,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { memorySystemNote, memoryTools, openFileStore, openStore, type Tool } from "../../mod.ts";
-import { FakeStore, outage } from "../tools/_helpers.ts";
+import { FakeStore, outage } from "../_lib/fake_store.ts";
 
 const exporter = new InMemorySpanExporter();
 const contextManager = new AsyncLocalStorageContextManager().enable();

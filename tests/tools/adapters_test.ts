@@ -15,7 +15,7 @@ import {
   type Tool,
   toOpenAITools,
 } from "../../mod.ts";
-import { FakeStore } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 
 const tools = memoryTools(new FakeStore());
 

@@ -14,7 +14,8 @@ import {
   Scope,
   type Store,
 } from "../../mod.ts";
-import { assertFramed, blocksOf, FakeStore, HOSTILE_CONTENT } from "./_helpers.ts";
+import { assertFramed, blocksOf, HOSTILE_CONTENT } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 
 type Command =
   | Parameters<MemoryToolHandlers["view"]>[0]

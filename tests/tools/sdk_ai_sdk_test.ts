@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { MockLanguageModelV4 } from "ai/test";
 import { chat } from "../../examples/ai_sdk.ts";
-import { FakeStore } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 
 const USAGE = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },

@@ -12,7 +12,7 @@ import {
 } from "../../mod.ts";
 import { chat as toolRunnerChat } from "../../examples/anthropic_tool_runner.ts";
 import { chat as claudeMemoryChat } from "../../examples/claude_memory_tool.ts";
-import { FakeStore } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 import { anthropicMessage, type ScriptedFetch, scriptedFetch, toolUse } from "./_sdk_fetch.ts";
 
 function client(script: ScriptedFetch): Anthropic {

@@ -7,7 +7,7 @@ import OpenAIClient from "openai";
 import { defineTool, memoryTools, runTool, toOpenAITools } from "../../mod.ts";
 import { chat as chatCompletions } from "../../examples/openai_chat.ts";
 import { chat as chatResponses } from "../../examples/openai_responses.ts";
-import { FakeStore } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 import { type ScriptedFetch, scriptedFetch } from "./_sdk_fetch.ts";
 
 const tools = memoryTools(new FakeStore());

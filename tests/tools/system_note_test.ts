@@ -8,14 +8,8 @@ import {
   readOnlyStore,
   type Store,
 } from "../../mod.ts";
-import {
-  assertFramed,
-  blocksOf,
-  FakeStore,
-  HOSTILE_CONTENT,
-  HOSTILE_LINES,
-  outage,
-} from "./_helpers.ts";
+import { assertFramed, blocksOf, HOSTILE_CONTENT, HOSTILE_LINES } from "./_helpers.ts";
+import { FakeStore, outage } from "../_lib/fake_store.ts";
 
 function seeded(n: number, description = (i: number) => `Note number ${i}`): FakeStore {
   const store = new FakeStore();

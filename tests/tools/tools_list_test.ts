@@ -12,7 +12,8 @@ import {
   type Store,
   type Tool,
 } from "../../mod.ts";
-import { assertFramed, blocksOf, FakeStore } from "./_helpers.ts";
+import { assertFramed, blocksOf } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
 
 function listOf(store: Store, listMaxChars?: number): Tool {
   const tools = memoryTools(store, listMaxChars === undefined ? {} : { listMaxChars });

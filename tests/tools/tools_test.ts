@@ -12,14 +12,8 @@ import {
   type Store,
   type Tool,
 } from "../../mod.ts";
-import {
-  assertFramed,
-  bodyOf,
-  FakeStore,
-  HOSTILE_CONTENT,
-  HOSTILE_LINES,
-  outage,
-} from "./_helpers.ts";
+import { assertFramed, bodyOf, HOSTILE_CONTENT, HOSTILE_LINES } from "./_helpers.ts";
+import { FakeStore, outage } from "../_lib/fake_store.ts";
 
 function byName(tools: Tool[]): Record<string, Tool> {
   return Object.fromEntries(tools.map((t) => [t.name, t]));
