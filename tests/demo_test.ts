@@ -4,19 +4,17 @@ import assert from "node:assert/strict";
 import { latestScope } from "../mod.ts";
 // Imported so `deno check tests/` type-checks the demo too.
 import type { DemoOptions as _DemoOptions } from "../demo.ts";
+import { spawnChild } from "./_lib/spawn.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
 async function run(args: string[], cwd: string): Promise<{ code: number; out: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args,
+  const { code, stdout, stderr } = await spawnChild(Deno.execPath(), args, {
+    name: `deno ${args.join(" ")}`,
     cwd,
     env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code, out: decode(stdout) + decode(stderr) };
+  }).finished();
+  return { code, out: stdout + stderr };
 }
 
 function task(dir: string): Promise<{ code: number; out: string }> {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { Results } from "../../bench/_results.ts";
 import { needsNats } from "../_lib/nats_server.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { spawnChild, spawnDeno } from "../_lib/spawn.ts";
 
 const MAIN = new URL("../../bench/main.ts", import.meta.url).pathname;
 
@@ -12,18 +12,12 @@ async function bench(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [...denoRunArgs(), "--allow-all", MAIN, ...args],
-    env: { ...denoEnv(), ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+  const { code, stdout, stderr } = await spawnDeno(MAIN, args, {
+    name: `bench ${args.join(" ")}`,
+    env,
+    timeLimitMs: 600_000,
+  }).finished();
+  return { code, stdout, stderr };
 }
 
 Deno.test({
@@ -126,15 +120,15 @@ Deno.test("bench refuses a bad flag with the usage text", async () => {
 });
 
 Deno.test("the benchmark's peers are dev-only: importing the library pulls none of them", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", new URL("../../mod.ts", import.meta.url).pathname],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const out = await spawnChild(Deno.execPath(), [
+    "info",
+    "--json",
+    new URL("../../mod.ts", import.meta.url).pathname,
+  ]).finished();
+  assert.ok(out.success, out.stderr);
   // `modules` is the graph mod.ts reaches (npm packages appear as `npm:/name@version`);
   // `npmPackages` would list every package the lockfile knows, reached or not.
-  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+  const graph = JSON.parse(out.stdout) as {
     modules: { specifier: string }[];
   };
   const pulled = graph.modules.map((m) => m.specifier);

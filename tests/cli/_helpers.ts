@@ -2,10 +2,10 @@
 // exact bytes of stdout and stderr.
 
 import { MAX_CONTENT_BYTES } from "../../mod.ts";
-import { denoEnv, denoRunArgs, ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-const DECODER = new TextDecoder();
 
 /** What one run of the CLI did. */
 export interface CliResult {
@@ -25,32 +25,20 @@ export interface CliRun {
 
 /** Runs `cli.ts args...` in `cwd`. */
 export async function cli(cwd: string, args: string[], run: CliRun = {}): Promise<CliResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI, ...args],
+  await using child = spawnDeno(CLI, args, {
+    name: `cli ${args[0] ?? ""}`,
+    config: ROOT_CONFIG,
     cwd,
-    stdin: run.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
+    ...(run.stdin === undefined ? {} : { input: run.stdin }),
     clearEnv: true,
     env: {
-      ...denoEnv(),
       PATH: Deno.env.get("PATH") ?? "",
       HOME: Deno.env.get("HOME") ?? "",
       ...run.env,
     },
-  }).spawn();
-  if (run.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(typeof run.stdin === "string" ? new TextEncoder().encode(run.stdin) : run.stdin);
-    await w.close();
-  }
-  const out = await child.output();
-  return {
-    code: out.code,
-    stdout: DECODER.decode(out.stdout),
-    stderr: DECODER.decode(out.stderr),
-    stdoutBytes: out.stdout,
-  };
+  });
+  const { code, stdout, stderr, stdoutBytes } = await child.finished();
+  return { code, stdout, stderr, stdoutBytes };
 }
 
 /** A fresh temp directory, removed by `[Symbol.asyncDispose]`. */

@@ -19,6 +19,7 @@ import {
   serializeEntry,
 } from "../../mod.ts";
 import { WorkerGroup } from "./_spawn.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 
 const ENCODER = new TextEncoder();
 // The most bytes a valid header can take (store/serialize.ts derives the same bound).
@@ -240,11 +241,9 @@ Deno.test("read() of a FIFO neither hangs nor opens it (a writer blocked on it s
     await mkfifo(fifo);
     // A writer blocked until someone opens the FIFO for reading. If the store opened it, the
     // writer would be released, find no reader left and lose its line.
-    const writer = new Deno.Command("sh", {
-      args: ["-c", 'printf "from the writer\\n" > "$0"', fifo],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    await using writer = spawnChild("sh", ["-c", 'printf "from the writer\\n" > "$0"', fifo], {
+      name: "fifo writer",
+    });
     let guard: ReturnType<typeof setTimeout> | undefined;
     try {
       for (let i = 0; i < 3; i++) {
@@ -269,12 +268,6 @@ Deno.test("read() of a FIFO neither hangs nor opens it (a writer blocked on it s
       assert.ok((await writer.status).success);
     } finally {
       clearTimeout(guard);
-      try {
-        writer.kill("SIGKILL");
-      } catch {
-        // already exited
-      }
-      await writer.status;
     }
   });
 });

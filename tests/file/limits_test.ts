@@ -13,10 +13,11 @@ import {
   registerBackend,
   type Store,
 } from "../../mod.ts";
-import { RbuWorker } from "./_rbu_spawn.ts";
+import { rbuWorker } from "./_rbu_spawn.ts";
 import { fileTest } from "./_fixture.ts";
 import { CapacityCheck } from "../../backends/file/count.ts";
 import { denoEnv, TEST_CONFIG } from "../_lib/deno_child.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 
 function entries(dir: string): string[] {
   return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".md")).sort();
@@ -106,12 +107,12 @@ fileTest(
     const go = `${dir}.go`;
     const workers = Array.from(
       { length: 4 },
-      (_, i) => new RbuWorker({ job: "capacity", dir, prefix: `p${i}`, go, refusals: 5 }),
+      (_, i) => rbuWorker({ job: "capacity", dir, prefix: `p${i}`, go, refusals: 5 }),
     );
     try {
       for (const w of workers) await w.waitFor("ready");
       await Deno.writeTextFile(go, "");
-      await Promise.all(workers.map((w) => w.finished()));
+      await Promise.all(workers.map((w) => w.succeeded()));
     } finally {
       for (const w of workers) await w[Symbol.asyncDispose]();
       await Deno.remove(go).catch(() => {});
@@ -143,12 +144,14 @@ fileTest(
     `;
     await Deno.mkdir(`${root}/operator`, { mode: 0o755 });
     await Deno.chmod(`${root}/operator`, 0o755);
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--config", TEST_CONFIG, "--cached-only", script],
-      env: denoEnv(),
-      stderr: "piped",
-    }).output();
-    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const out = await spawnChild(Deno.execPath(), [
+      "eval",
+      "--config",
+      TEST_CONFIG,
+      "--cached-only",
+      script,
+    ], { name: "deno eval (umask)", env: denoEnv() }).finished();
+    assert.ok(out.success, out.stderr);
     const mode = (p: string) => Deno.statSync(p).mode! & 0o777;
     assert.equal(mode(`${root}/operator/a.md`), 0o600);
     assert.equal(mode(`${root}/operator`), 0o755, "an operator's directory keeps its mode");
@@ -162,11 +165,11 @@ fileTest(
   async (dir) => {
     let dead: string;
     {
-      await using w = new RbuWorker({ job: "token" });
+      await using w = rbuWorker({ job: "token" });
       dead = String((await w.waitFor("token")).token);
-      await w.finished();
+      await w.succeeded();
     }
-    await using live = new RbuWorker({ job: "hold", dir, key: "held" });
+    await using live = rbuWorker({ job: "hold", dir, key: "held" });
     const alive = String((await live.waitFor("locked")).token);
     const old = new Date(Date.now() - 3 * 3600_000);
     const plant = (name: string, mtime?: Date) => {
@@ -207,24 +210,24 @@ fileTest(
     await store.create("note", "a note", "body");
     const before = entries(dir);
     {
-      await using w = new RbuWorker({ job: "readonly", dir }, [`--allow-read=${root}`]);
+      await using w = rbuWorker({ job: "readonly", dir }, [`--allow-read=${root}`]);
       assert.deepEqual((await w.waitFor("listed")).count, 1);
       assert.deepEqual((await w.waitFor("listed")).first, {
         description: "a note",
         content: "body",
       });
       assert.equal((await w.waitFor("write")).code, "read_only");
-      await w.finished();
+      await w.succeeded();
     }
     assert.deepEqual(entries(dir), before);
     // A missing directory is a ConfigError and is not created.
     {
-      await using w = new RbuWorker({ job: "readonly", dir: `${root}/typo` }, [
+      await using w = rbuWorker({ job: "readonly", dir: `${root}/typo` }, [
         `--allow-read=${root}`,
         `--allow-write=${root}`,
       ]);
       assert.equal((await w.waitFor("error")).code, "config");
-      await w.finished();
+      await w.succeeded();
     }
     await assert.rejects(Deno.lstat(`${root}/typo`), Deno.errors.NotFound);
     await assert.rejects(openFileStore({ dir: `${root}/typo`, readOnly: true }), ConfigError);

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { openFileStore, Scope, StaleError, UnavailableError } from "../../mod.ts";
 import { acquire, lockPath, release } from "../../backends/file/lock.ts";
-import { RbuWorker } from "./_rbu_spawn.ts";
+import { rbuWorker } from "./_rbu_spawn.ts";
 import { fileTest } from "./_fixture.ts";
 
 fileTest(
@@ -14,7 +14,7 @@ fileTest(
     await store.create("counter", "counter", "0");
     // A process takes the key's lock and is killed while holding it: the others must go on.
     {
-      await using holder = new RbuWorker({ job: "hold", dir, key: "counter" });
+      await using holder = rbuWorker({ job: "hold", dir, key: "counter" });
       await holder.waitFor("locked");
       holder.kill("SIGKILL");
     }
@@ -24,10 +24,10 @@ fileTest(
     );
     const workers = Array.from(
       { length: 4 },
-      () => new RbuWorker({ job: "counter", dir, key: "counter", n: 100 }),
+      () => rbuWorker({ job: "counter", dir, key: "counter", n: 100 }),
     );
     try {
-      await Promise.all(workers.map((w) => w.finished()));
+      await Promise.all(workers.map((w) => w.succeeded()));
     } finally {
       for (const w of workers) await w[Symbol.asyncDispose]();
     }
@@ -161,7 +161,7 @@ fileTest(
     const store = await openFileStore({ dir, readBeforeUpdate: true });
     await store.create(key, "long", "v1");
     {
-      await using holder = new RbuWorker({ job: "hold", dir, key });
+      await using holder = rbuWorker({ job: "hold", dir, key });
       await holder.waitFor("locked");
       holder.kill("SIGKILL");
     }

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { CapacityError, MAX_ENTRIES } from "../../mod.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
-import { Worker } from "./_spawn.ts";
+import type { Child } from "../_lib/spawn.ts";
+import { jetstreamWorker } from "./_spawn.ts";
 import type { Job } from "./_worker.ts";
 
 const PROCESSES = 4;
@@ -16,9 +17,9 @@ const test = jetstreamTest;
 // Starts the workers, waits until each listens on the control subject, and returns them.
 async function startWorkers(
   job: (control: string) => Job,
-): Promise<{ workers: Worker[]; control: string }> {
+): Promise<{ workers: Child[]; control: string }> {
   const control = `agentmem.test.${crypto.randomUUID()}`;
-  const workers = Array.from({ length: PROCESSES }, () => new Worker(job(control)));
+  const workers = Array.from({ length: PROCESSES }, () => jetstreamWorker(job(control)));
   try {
     await Promise.all(workers.map((w) => w.next("ready")));
   } catch (e) {
@@ -42,7 +43,7 @@ test(`${PROCESSES} processes incrementing one counter by read -> update lose no 
   try {
     f.nc.publish(control);
     const results = await Promise.all(workers.map((w) => w.next("counted")));
-    await Promise.all(workers.map((w) => w.finished()));
+    await Promise.all(workers.map((w) => w.succeeded()));
     const done = results.reduce((n, r) => n + (r.done as number), 0);
     const stale = results.reduce((n, r) => n + (r.stale as number), 0);
     const final = Number((await store.read("counter")).content);
@@ -83,7 +84,7 @@ test(`${PROCESSES} processes racing on ${KEYS} keys: one creator and one existed
     const creators = await rounds("created");
     assert.equal((await store.list()).length, KEYS);
     const deleters = await rounds("deleted");
-    await Promise.all(workers.map((w) => w.finished()));
+    await Promise.all(workers.map((w) => w.succeeded()));
     for (let i = 0; i < KEYS; i++) {
       assert.equal(creators[i]?.length, 1, `key${i} must have exactly one creator`);
       assert.equal(deleters[i]?.length, 1, `key${i} must have exactly one existed=true deleter`);
@@ -116,7 +117,7 @@ test(
     try {
       f.nc.publish(control);
       const results = await Promise.all(workers.map((w) => w.next("filled")));
-      await Promise.all(workers.map((w) => w.finished()));
+      await Promise.all(workers.map((w) => w.succeeded()));
       const created = results.reduce((n, r) => n + (r.created as number), 0);
       const listed = (await store.list()).length;
       console.log(

@@ -6,9 +6,9 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { LineProcess } from "./_spawn.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 import type { RaceJob, RaceReport } from "./race_worker.ts";
-import { denoRunArgs } from "../_lib/deno_child.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 
 /** How to start one racer: a command whose last argument will be the job's JSON. */
 export interface Racer {
@@ -16,6 +16,8 @@ export interface Racer {
   readonly cmd: string;
   readonly args: readonly string[];
   readonly cwd?: string;
+  /** Added to the environment (besides NO_COLOR=1). */
+  readonly env?: Record<string, string>;
 }
 
 const SOURCE_WORKER = new URL("./race_worker.ts", import.meta.url).pathname;
@@ -31,6 +33,7 @@ export function denoRacer(id: string, dir: string): Racer {
       `--allow-write=${dir}`,
       SOURCE_WORKER,
     ],
+    env: denoEnv(),
   };
 }
 
@@ -51,24 +54,26 @@ export async function race(
   }
   const procs = racers.map((r) => {
     const job: RaceJob = { dir, keys, id: r.id, mode };
-    return new LineProcess(r.cmd, [...r.args, JSON.stringify(job)], {
+    return spawnChild(r.cmd, [...r.args, JSON.stringify(job)], {
+      name: `racer ${r.id}`,
       ...(r.cwd === undefined ? {} : { cwd: r.cwd }),
-      stdin: true,
+      env: { NO_COLOR: "1", ...r.env },
+      stdin: "piped",
     });
   });
   try {
-    const ready = await Promise.all(procs.map((p) => p.waitFor((l) => l.t === "ready")));
+    const ready = await Promise.allSettled(procs.map((p) => p.waitFor("ready")));
     for (const [i, line] of ready.entries()) {
-      if (line.t !== "ready") {
-        const { stderr } = await procs[i]!.done;
+      if (line.status === "rejected") {
+        const { stderr } = await procs[i]!.finished();
         assert.fail(`racer ${racers[i]!.id} exited before it was ready:\n${stderr.slice(-2000)}`);
       }
     }
     await Promise.all(procs.map((p) => p.send("go\n")));
     const reports: RaceReport[] = [];
     for (const [i, p] of procs.entries()) {
-      const { code, stderr } = await p.done;
-      const report = p.lines.find((l) => l.t === "done") as RaceReport | undefined;
+      const { code, stderr } = await p.finished();
+      const report = p.records.find((l) => l.t === "done") as RaceReport | undefined;
       assert.ok(report && code === 0, `racer ${racers[i]!.id} failed (${code}):\n${stderr}`);
       assert.deepEqual(report.errors, [], `racer ${report.id} had unexpected errors`);
       reports.push(report);
@@ -90,7 +95,6 @@ export async function race(
     assert.equal((await store.list()).length, keys.length);
     return Object.fromEntries(reports.map((r) => [r.id, r.won.length]));
   } finally {
-    for (const p of procs) p.kill();
-    await Promise.all(procs.map((p) => p.done));
+    await Promise.all(procs.map((p) => p[Symbol.asyncDispose]()));
   }
 }

@@ -12,7 +12,7 @@ import { denoGlobalUses } from "../../scripts/build_npm.ts";
 import type { Prepared } from "./prepare.ts";
 import { denoRacer, race, type Racer } from "./_race.ts";
 import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes.ts";
-import { LineProcess } from "./_spawn.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 import { TEST_CONFIG } from "../_lib/deno_child.ts";
 import type { TestRecord } from "../_lib/test_api.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
@@ -42,7 +42,7 @@ function project(): Promise<Prepared> {
   return prepared ??= (async () => {
     work = await Deno.makeTempDir({ prefix: "agentmem-runtimes-" });
     const prebuilt = Deno.env.get("AGENTMEM_NPM_DIR");
-    const p = new LineProcess(Deno.execPath(), [
+    const p = spawnChild(Deno.execPath(), [
       "run",
       "--allow-all",
       "--config",
@@ -50,9 +50,9 @@ function project(): Promise<Prepared> {
       PREPARE,
       work,
       ...(prebuilt ? [prebuilt] : []),
-    ]);
-    const { code, stderr } = await p.done;
-    const out = p.lines.at(-1) as Prepared | undefined;
+    ], { name: "prepare.ts", env: { NO_COLOR: "1" }, timeLimitMs: 600_000 });
+    const { code, stderr } = await p.finished();
+    const out = p.records.at(-1) as Prepared | undefined;
     if (code !== 0 || out?.app === undefined) {
       throw new Error(`preparing the npm package failed (${code}):\n${stderr.slice(-3000)}`);
     }
@@ -78,9 +78,14 @@ async function runEntry(
   env: Record<string, string> = {},
 ): Promise<void> {
   const { app } = await project();
-  const p = new LineProcess(rt.bin, [`${app}/${entry}.mjs`], { cwd: app, env });
-  const { code, stderr } = await p.done;
-  const records = p.lines.filter((l): l is TestRecord & typeof l => l.t === "test");
+  const p = spawnChild(rt.bin, [`${app}/${entry}.mjs`], {
+    name: `${rt.name} ${entry}`,
+    cwd: app,
+    env: { NO_COLOR: "1", ...env },
+    timeLimitMs: 300_000,
+  });
+  const { code, stderr } = await p.finished();
+  const records = p.records.filter((l): l is TestRecord & typeof l => l.t === "test");
   assert.ok(records.length > 0, `${entry} ran no test under ${rt.printed} (${code}):\n${stderr}`);
   for (const r of records) {
     await t.step({
@@ -166,7 +171,7 @@ Deno.test({
       ].join("\n") + "\n",
     );
     const imports = JSON.parse(await Deno.readTextFile(CONFIG)).imports as Record<string, string>;
-    const tsc = new LineProcess(Deno.execPath(), [
+    const tsc = spawnChild(Deno.execPath(), [
       "run",
       "--allow-all",
       "--config",
@@ -183,8 +188,8 @@ Deno.test({
       "--lib",
       "esnext,dom",
       `${app}/consumer.ts`,
-    ], { cwd: app });
-    const { code, stdout, stderr } = await tsc.done;
+    ], { name: "tsc", cwd: app, env: { NO_COLOR: "1" } });
+    const { code, stdout, stderr } = await tsc.finished();
     assert.equal(code, 0, `tsc failed:\n${stdout}${stderr}`);
   },
 });
@@ -202,8 +207,12 @@ for (const spec of RUNTIMES) {
     try {
       // The first run creates the memory; the second meets ExistsError and reads it back.
       for (const run of [1, 2]) {
-        const p = new LineProcess(rt.bin, [`${app}/readme_example.mjs`], { cwd });
-        const { code, stdout, stderr } = await p.done;
+        const p = spawnChild(rt.bin, [`${app}/readme_example.mjs`], {
+          name: `${rt.name} readme_example.mjs`,
+          cwd,
+          env: { NO_COLOR: "1" },
+        });
+        const { code, stdout, stderr } = await p.finished();
         assert.equal(code, 0, `run ${run} failed:\n${stderr}`);
         assert.match(stdout, /content: ['"]Sam['"]/, `run ${run} printed:\n${stdout}`);
       }

@@ -2,7 +2,7 @@
 // on the memory directory. No environment, network or run permission, and never a prompt.
 
 import assert from "node:assert/strict";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
 
 const MOD = new URL("../../mod.ts", import.meta.url).href;
 
@@ -18,20 +18,15 @@ Deno.test("openFileStore() works with only --allow-read and --allow-write on its
       console.log(JSON.stringify({ list: await store.list(), read: await store.read("k") }));
     `;
     await Deno.writeTextFile(`${dir}/script.ts`, script);
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        ...denoRunArgs(),
+    const out = await spawnDeno(`${dir}/script.ts`, [], {
+      permissions: [
         `--allow-read=${dir},${new URL("../..", import.meta.url).pathname}`,
         `--allow-write=${dir}`,
-        `${dir}/script.ts`,
       ],
-      stdout: "piped",
-      stderr: "piped",
-      env: denoEnv(),
-    }).output();
-    const stderr = new TextDecoder().decode(out.stderr);
+    }).finished();
+    const stderr = out.stderr;
     assert.equal(out.code, 0, stderr);
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), {
+    assert.deepEqual(JSON.parse(out.stdout), {
       list: [{ key: "k", description: "changed: description" }],
       read: { description: "changed: description", content: "new body" },
     });

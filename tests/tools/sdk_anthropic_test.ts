@@ -13,6 +13,7 @@ import {
 import { chat as toolRunnerChat } from "../../examples/anthropic_tool_runner.ts";
 import { chat as claudeMemoryChat } from "../../examples/claude_memory_tool.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 import { anthropicMessage, type ScriptedFetch, scriptedFetch, toolUse } from "./_sdk_fetch.ts";
 
 function client(script: ScriptedFetch): Anthropic {
@@ -179,14 +180,11 @@ Deno.test("the Claude memory tool example keeps /memories in the store, with fai
 });
 
 Deno.test("importing mod.ts loads none of the SDKs", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "mod.ts"],
+  const out = await spawnChild(Deno.execPath(), ["info", "--json", "mod.ts"], {
     cwd: new URL("../..", import.meta.url),
-    stdout: "piped",
-    stderr: "null",
-  }).output();
+  }).finished();
   assert.ok(out.success);
-  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+  const info = JSON.parse(out.stdout) as {
     modules: { kind: string; npmPackage?: string }[];
     npmPackages: Record<string, { dependencies?: string[] }>;
   };
