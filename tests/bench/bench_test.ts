@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import type { Results } from "../../bench/_results.ts";
 import { needsNats } from "../_lib/nats_server.ts";
 import { spawnChild, spawnDeno } from "../_lib/spawn.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const MAIN = new URL("../../bench/main.ts", import.meta.url).pathname;
 
@@ -24,75 +25,72 @@ Deno.test({
   name: "bench --quick completes with every invariant held and every target reported",
   ...needsNats(),
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-bench-test-" });
-    try {
-      const json = `${dir}/results.json`;
-      const run = await bench(["--quick", "--json", json]);
-      assert.equal(run.code, 0, `bench --quick failed:\n${run.stderr}\n${run.stdout}`);
-      const results = JSON.parse(await Deno.readTextFile(json)) as Results;
-      assert.deepEqual(results.invariants.violations, []);
-      assert.ok(results.invariants.checks > 50, `only ${results.invariants.checks} checks ran`);
+    await using tmp = await tempDir("agentmem-bench-test-");
+    const dir = tmp.path;
+    const json = `${dir}/results.json`;
+    const run = await bench(["--quick", "--json", json]);
+    assert.equal(run.code, 0, `bench --quick failed:\n${run.stderr}\n${run.stdout}`);
+    const results = JSON.parse(await Deno.readTextFile(json)) as Results;
+    assert.deepEqual(results.invariants.violations, []);
+    assert.ok(results.invariants.checks > 50, `only ${results.invariants.checks} checks ran`);
 
-      const targets = new Set(results.summary.main.map((r) => r.target));
-      assert.deepEqual([...targets].sort(), ["file", "file-raw", "jetstream", "jetstream-raw"]);
-      const ops = new Set(results.summary.main.map((r) => r.op));
-      assert.deepEqual([...ops].sort(), ["counter", "create", "delete", "read", "update"]);
-      assert.ok(results.summary.list.length === 12, "a listing method is missing");
-      // Every target of the issues is there, and measured (met or missed, never "not measured").
-      const goals = results.summary.targets.map((t) => t.goal).join("\n");
-      for (
-        const pattern of [
-          /file read time <= 1\.5x file-raw/,
-          /jetstream read time <= 1\.1x jetstream-raw/,
-          /file list <= 2x the raw pass/,
-          /file create of an existing key/,
-          /jetstream create of an existing key/,
-          /file exact capacity/,
-          /jetstream exact capacity/,
-          /file create, 16 in flight, >= 1\.5x today's library/,
-          /file update, 16 in flight, >= 1\.5x today's library/,
-        ]
-      ) assert.match(goals, pattern);
-      for (const t of results.summary.targets) assert.notEqual(t.measured, "not measured", t.goal);
+    const targets = new Set(results.summary.main.map((r) => r.target));
+    assert.deepEqual([...targets].sort(), ["file", "file-raw", "jetstream", "jetstream-raw"]);
+    const ops = new Set(results.summary.main.map((r) => r.op));
+    assert.deepEqual([...ops].sort(), ["counter", "create", "delete", "read", "update"]);
+    assert.ok(results.summary.list.length === 12, "a listing method is missing");
+    // Every target of the issues is there, and measured (met or missed, never "not measured").
+    const goals = results.summary.targets.map((t) => t.goal).join("\n");
+    for (
+      const pattern of [
+        /file read time <= 1\.5x file-raw/,
+        /jetstream read time <= 1\.1x jetstream-raw/,
+        /file list <= 2x the raw pass/,
+        /file create of an existing key/,
+        /jetstream create of an existing key/,
+        /file exact capacity/,
+        /jetstream exact capacity/,
+        /file create, 16 in flight, >= 1\.5x today's library/,
+        /file update, 16 in flight, >= 1\.5x today's library/,
+      ]
+    ) assert.match(goals, pattern);
+    for (const t of results.summary.targets) assert.notEqual(t.measured, "not measured", t.goal);
 
-      // The peers table covers every system at 1 and 4 processes, and the lost-update table
-      // shows what it exists to show: plain read-then-write loses increments, checked ones do not.
-      const peers = results.peers!;
-      const systems = new Set(peers.rows.map((r) => r.system));
-      for (
-        const s of [
-          "agentmem file",
-          "agentmem jetstream",
-          "Deno KV",
-          "SQLite",
-          "Anthropic filesystem tool",
-          "MCP memory (JSONL)",
-        ]
-      ) {
-        assert.ok(systems.has(s as never), `peers table lacks ${s}`);
-        for (const processes of [1, 4]) {
-          const ops = peers.rows.filter((r) => r.system === s && r.processes === processes);
-          assert.deepEqual(ops.map((r) => r.op).sort(), [
-            "create",
-            "delete",
-            "list",
-            "read",
-            "update",
-          ]);
-        }
+    // The peers table covers every system at 1 and 4 processes, and the lost-update table
+    // shows what it exists to show: plain read-then-write loses increments, checked ones do not.
+    const peers = results.peers!;
+    const systems = new Set(peers.rows.map((r) => r.system));
+    for (
+      const s of [
+        "agentmem file",
+        "agentmem jetstream",
+        "Deno KV",
+        "SQLite",
+        "Anthropic filesystem tool",
+        "MCP memory (JSONL)",
+      ]
+    ) {
+      assert.ok(systems.has(s as never), `peers table lacks ${s}`);
+      for (const processes of [1, 4]) {
+        const ops = peers.rows.filter((r) => r.system === s && r.processes === processes);
+        assert.deepEqual(ops.map((r) => r.op).sort(), [
+          "create",
+          "delete",
+          "list",
+          "read",
+          "update",
+        ]);
       }
-      const lost = new Map(peers.lost.map((l) => [l.system, l.lost]));
-      assert.equal(lost.get("agentmem jetstream"), 0);
-      assert.equal(lost.get("SQLite"), 0);
-      assert.equal(lost.get("Deno KV"), 0);
-      assert.equal(lost.get("agentmem file, readBeforeUpdate"), 0);
-
-      assert.match(run.stdout, /### Targets/);
-      assert.match(run.stdout, /### Peers: /);
-      assert.match(run.stdout, /### Lost updates: /);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
     }
+    const lost = new Map(peers.lost.map((l) => [l.system, l.lost]));
+    assert.equal(lost.get("agentmem jetstream"), 0);
+    assert.equal(lost.get("SQLite"), 0);
+    assert.equal(lost.get("Deno KV"), 0);
+    assert.equal(lost.get("agentmem file, readBeforeUpdate"), 0);
+
+    assert.match(run.stdout, /### Targets/);
+    assert.match(run.stdout, /### Peers: /);
+    assert.match(run.stdout, /### Lost updates: /);
   },
 });
 

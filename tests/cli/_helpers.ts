@@ -41,15 +41,6 @@ export async function cli(cwd: string, args: string[], run: CliRun = {}): Promis
   return { code, stdout, stderr, stdoutBytes };
 }
 
-/** A fresh temp directory, removed by `[Symbol.asyncDispose]`. */
-export async function tempDir(): Promise<{ path: string } & AsyncDisposable> {
-  const path = await Deno.makeTempDir({ prefix: "agentmem-cli-" });
-  return {
-    path,
-    [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }).catch(() => {}),
-  };
-}
-
 /** Every file name in `dir` with its bytes, for comparing a store before and after. */
 export async function snapshotDir(dir: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();

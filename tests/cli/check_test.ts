@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, type Store } from "../../mod.ts";
-import { cli, HOSTILE, tempDir } from "./_helpers.ts";
+import { cli, HOSTILE } from "./_helpers.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const ENC = new TextEncoder();
 

@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES, openFileStore } from "../../mod.ts";
-import { cli, snapshotDir, tempDir } from "./_helpers.ts";
+import { cli, snapshotDir } from "./_helpers.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const ENC = new TextEncoder();
 const rec = (key: unknown, description: unknown = "d", content: unknown = "c") =>

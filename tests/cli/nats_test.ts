@@ -11,7 +11,8 @@ import {
   openJetStreamStore,
   serializeEntry,
 } from "../../mod.ts";
-import { cli, HOSTILE, tempDir } from "./_helpers.ts";
+import { cli, HOSTILE } from "./_helpers.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 import { type NatsServer, needsNats, startNatsServer } from "../_lib/nats_server.ts";
 
 const USER = "operator";

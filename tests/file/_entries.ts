@@ -2,6 +2,8 @@
 // exactly one description and one body, so a reader that sees anything else (a torn write, a
 // mix of two versions, a body under another key's name) can tell.
 
+import { mulberry32 } from "../_lib/rng.ts";
+
 /** What one self-checking entry was written by, as named in its description. */
 export interface Stamp {
   readonly writer: string;
@@ -18,18 +20,6 @@ const DESCRIPTION = /^entry (\S+)#(\d+) of (\S+): (\d+) chars, sum ([0-9a-f]{8})
 /** The longest `length` a stamp may carry and still fit the content limit. */
 export const MAX_STAMP_LENGTH = 20_000;
 
-/** A small seeded PRNG (mulberry32), so workers and the test can share a seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -42,7 +32,7 @@ function fnv1a(text: string): number {
 /** The one description and body a stamp names. */
 export function stampedEntry(stamp: Stamp): { description: string; content: string } {
   const { writer, seq, key, length } = stamp;
-  const rand = prng(fnv1a(`${writer}/${seq}/${key}`));
+  const rand = mulberry32(fnv1a(`${writer}/${seq}/${key}`));
   const chars: string[] = [];
   for (let i = 0; i < length; i++) chars.push(ALPHABET[Math.floor(rand() * ALPHABET.length)]!);
   const head = `writer=${writer} seq=${seq} key=${key} length=${length}\n`;

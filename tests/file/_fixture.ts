@@ -1,5 +1,7 @@
 // A test over a fresh temporary memory directory (its canonical path), removed afterwards.
 
+import { tempDir } from "../_lib/temp_dir.ts";
+
 /** Registers `fn` as a test that gets a new empty directory. */
 export function fileTest(name: string, fn: (dir: string) => Promise<void>): void {
   Deno.test({
@@ -7,12 +9,8 @@ export function fileTest(name: string, fn: (dir: string) => Promise<void>): void
     sanitizeResources: false,
     sanitizeOps: false,
     fn: async () => {
-      const dir = await Deno.makeTempDir({ prefix: "agentmem-test-" });
-      try {
-        await fn(await Deno.realPath(dir));
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using dir = await tempDir();
+      await fn(dir.path);
     },
   });
 }

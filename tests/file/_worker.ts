@@ -8,10 +8,10 @@ import {
   checkDescription,
   checkEntry,
   MAX_STAMP_LENGTH,
-  prng,
   stampedEntry,
   stampId,
 } from "./_entries.ts";
+import { mulberry32 } from "../_lib/rng.ts";
 
 /** What a worker is asked to do. */
 export type Job =
@@ -105,7 +105,7 @@ async function updateRounds(
   store: Store,
   job: { id: string; keys: string[]; rounds: number; seed: number },
 ): Promise<void> {
-  const rand = prng(job.seed);
+  const rand = mulberry32(job.seed);
   let updates = 0;
   for (let round = 1; round <= job.rounds; round++) {
     for (const key of job.keys) {
@@ -162,7 +162,7 @@ async function readLoop(store: Store, job: { stop: string; keys: string[] }): Pr
 // "b" line before each operation and an "e" line after, so the test knows which operation, if
 // any, was in flight when the kill landed.
 async function churn(store: Store, job: { id: string; keys: string[]; seed: number }) {
-  const rand = prng(job.seed);
+  const rand = mulberry32(job.seed);
   for (let seq = 1;; seq++) {
     const key = job.keys[Math.floor(rand() * job.keys.length)]!;
     const r = rand();

@@ -20,18 +20,15 @@ import {
 } from "../../mod.ts";
 import { WorkerGroup } from "./_spawn.ts";
 import { spawnChild } from "../_lib/spawn.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const ENCODER = new TextEncoder();
 // The most bytes a valid header can take (store/serialize.ts derives the same bound).
 const MAX_HEADER_BYTES = MAX_ENTRY_BYTES - MAX_CONTENT_BYTES;
 
 async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agentmem-file-" }));
-  try {
-    await fn(root);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
+  await using root = await tempDir("agentmem-file-");
+  await fn(root.path);
 }
 
 async function failure(p: Promise<unknown>): Promise<unknown> {

@@ -1,17 +1,19 @@
 import { openFileStore } from "../../mod.ts";
 import { conformance } from "../conformance.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 // The seed's contract: update replaces, and creates a key that holds nothing.
 conformance({
   backend: "file",
   enforcesReadBeforeUpdate: false,
   open: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-conf-" });
+    const tmp = await tempDir("agentmem-conf-");
+    const dir = tmp.path;
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
       plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
-      cleanup: () => Deno.remove(dir, { recursive: true }),
+      cleanup: () => tmp[Symbol.asyncDispose](),
     };
   },
 });
@@ -22,12 +24,13 @@ conformance({
   label: "file+readBeforeUpdate",
   enforcesReadBeforeUpdate: true,
   open: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-conf-rbu-" });
+    const tmp = await tempDir("agentmem-conf-rbu-");
+    const dir = tmp.path;
     return {
       store: await openFileStore({ dir, readBeforeUpdate: true }),
       peer: () => openFileStore({ dir, readBeforeUpdate: true }),
       plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
-      cleanup: () => Deno.remove(dir, { recursive: true }),
+      cleanup: () => tmp[Symbol.asyncDispose](),
     };
   },
 });

@@ -4,21 +4,19 @@
 
 import assert from "node:assert/strict";
 import { NotFoundError, openFileStore, type Store } from "../../mod.ts";
-import { checkEntry, prng, stampedEntry } from "./_entries.ts";
+import { checkEntry, stampedEntry } from "./_entries.ts";
+import { mulberry32 } from "../_lib/rng.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
 
 const PROCESSES = 4;
 const KEY_LEGAL_FILE = /^[A-Za-z0-9._=-]+\.md$/;
 
 async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
-  const root = await Deno.makeTempDir({ prefix: "agentmem-xproc-" });
-  try {
-    await Deno.mkdir(`${root}/store`);
-    await Deno.mkdir(`${root}/ctl`);
-    await fn(root);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
+  await using root = await tempDir("agentmem-xproc-");
+  await Deno.mkdir(`${root.path}/store`);
+  await Deno.mkdir(`${root.path}/ctl`);
+  await fn(root.path);
 }
 
 function keys(prefix: string, n: number): string[] {
@@ -210,7 +208,7 @@ Deno.test(`a writer killed with SIGKILL at random points (${KILLS} times) leaves
     const dir = `${root}/store`;
     const pool = keys("k", 10);
     const seed = Date.now() >>> 0;
-    const rand = prng(seed);
+    const rand = mulberry32(seed);
     const context = `seed ${seed}`;
     let state = new Map<string, Holding>(pool.map((k) => [k, null]));
     let opsDone = 0;

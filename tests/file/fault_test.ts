@@ -18,6 +18,7 @@ import {
 } from "../../mod.ts";
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
 import type { Call } from "./_worker.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const DROP_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"];
@@ -49,13 +50,12 @@ if (!CAN_BE_REFUSED) {
 }
 
 async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agentmem-fault-" }));
+  await using root = await tempDir("agentmem-fault-");
   try {
-    await fn(root);
+    await fn(root.path);
   } finally {
     // Give back every permission taken away, so that the tree can be removed.
-    await restorePermissions(root);
-    await Deno.remove(root, { recursive: true });
+    await restorePermissions(root.path);
   }
 }
 

@@ -13,7 +13,7 @@ import { type ClusterNode, startNsCluster } from "./cluster.ts";
 import { type FinalRecord, HistoryWriter, readHistory } from "./history.ts";
 import { healAll, runNemesis, type Schedule } from "./nemesis.ts";
 import { openRawStore } from "./raw_store.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../_lib/rng.ts";
 import type { WorkerArgs } from "./worker.ts";
 import { type Child, spawnDeno } from "../_lib/spawn.ts";
 

@@ -16,6 +16,7 @@ import { spawnChild } from "../_lib/spawn.ts";
 import { TEST_CONFIG } from "../_lib/deno_child.ts";
 import type { TestRecord } from "../_lib/test_api.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;
@@ -203,21 +204,18 @@ for (const spec of RUNTIMES) {
     const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(readme)?.[1];
     assert.ok(example, "README.md has no block starting with // app.mjs");
     await Deno.writeTextFile(`${app}/readme_example.mjs`, example);
-    const cwd = await Deno.makeTempDir({ prefix: "agentmem-readme-" });
-    try {
-      // The first run creates the memory; the second meets ExistsError and reads it back.
-      for (const run of [1, 2]) {
-        const p = spawnChild(rt.bin, [`${app}/readme_example.mjs`], {
-          name: `${rt.name} readme_example.mjs`,
-          cwd,
-          env: { NO_COLOR: "1" },
-        });
-        const { code, stdout, stderr } = await p.finished();
-        assert.equal(code, 0, `run ${run} failed:\n${stderr}`);
-        assert.match(stdout, /content: ['"]Sam['"]/, `run ${run} printed:\n${stdout}`);
-      }
-    } finally {
-      await Deno.remove(cwd, { recursive: true });
+    await using tmp = await tempDir("agentmem-readme-");
+    const cwd = tmp.path;
+    // The first run creates the memory; the second meets ExistsError and reads it back.
+    for (const run of [1, 2]) {
+      const p = spawnChild(rt.bin, [`${app}/readme_example.mjs`], {
+        name: `${rt.name} readme_example.mjs`,
+        cwd,
+        env: { NO_COLOR: "1" },
+      });
+      const { code, stdout, stderr } = await p.finished();
+      assert.equal(code, 0, `run ${run} failed:\n${stderr}`);
+      assert.match(stdout, /content: ['"]Sam['"]/, `run ${run} printed:\n${stdout}`);
     }
   });
 
@@ -246,19 +244,16 @@ for (const spec of RUNTIMES) {
     async () => {
       const rt = runtime(name);
       const { app } = await project();
-      const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
-      try {
-        const racers: Racer[] = [1, 2, 3].map((i) => ({
-          id: `${name}-${i}`,
-          cmd: rt.bin,
-          args: [`${app}/race_worker.mjs`],
-          cwd: app,
-        }));
-        const wins = await race(dir, RACE_KEYS, racers);
-        console.log(`wins: ${JSON.stringify(wins)}`);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using tmp = await tempDir("agentmem-race-");
+      const dir = tmp.path;
+      const racers: Racer[] = [1, 2, 3].map((i) => ({
+        id: `${name}-${i}`,
+        cmd: rt.bin,
+        args: [`${app}/race_worker.mjs`],
+        cwd: app,
+      }));
+      const wins = await race(dir, RACE_KEYS, racers);
+      console.log(`wins: ${JSON.stringify(wins)}`);
     },
   );
 }
@@ -274,22 +269,19 @@ for (const [mode, what] of Object.entries(MIXED_RACES) as [keyof typeof MIXED_RA
     RUNTIMES.map((s) => s.name),
     async () => {
       const { app } = await project();
-      const dir = await Deno.makeTempDir({ prefix: "agentmem-race-" });
-      try {
-        const racers: Racer[] = [
-          denoRacer("deno", dir),
-          ...RUNTIMES.map((spec) => ({
-            id: spec.name,
-            cmd: runtime(spec.name).bin,
-            args: [`${app}/race_worker.mjs`],
-            cwd: app,
-          })),
-        ];
-        const wins = await race(dir, RACE_KEYS, racers, mode);
-        console.log(`wins: ${JSON.stringify(wins)}`);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
+      await using tmp = await tempDir("agentmem-race-");
+      const dir = tmp.path;
+      const racers: Racer[] = [
+        denoRacer("deno", dir),
+        ...RUNTIMES.map((spec) => ({
+          id: spec.name,
+          cmd: runtime(spec.name).bin,
+          args: [`${app}/race_worker.mjs`],
+          cwd: app,
+        })),
+      ];
+      const wins = await race(dir, RACE_KEYS, racers, mode);
+      console.log(`wins: ${JSON.stringify(wins)}`);
     },
   );
 }

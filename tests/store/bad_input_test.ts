@@ -17,6 +17,7 @@ import {
   type Store,
   TooLargeError,
 } from "../../mod.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const BAD_KEYS: ReadonlyArray<readonly [string, string]> = [
   ["", "an empty key"],
@@ -106,24 +107,21 @@ interface Setup {
 
 // A store in `<outer>/store` holding "keep", with bait planted in it and in its parent.
 async function withStore(fn: (s: Setup) => Promise<void>): Promise<void> {
-  const outer = await Deno.makeTempDir({ prefix: "agentmem-bad-" });
-  try {
-    const dir = `${outer}/store`;
-    const store = await openFileStore({ dir });
-    await store.create("keep", "kept", "kept body");
-    const scope = new Scope();
-    await store.read("keep", { scope });
-    await Deno.writeTextFile(`${outer}/x.md`, ENTRY);
-    await Deno.writeTextFile(`${outer}/keep.md`, ENTRY);
-    await Deno.mkdir(`${outer}/etc`);
-    await Deno.writeTextFile(`${outer}/etc/passwd.md`, ENTRY);
-    for (const name of PLANTED_IN_STORE) await Deno.writeTextFile(`${dir}/${name}`, ENTRY);
-    await Deno.mkdir(`${dir}/a`);
-    await Deno.writeTextFile(`${dir}/a/b.md`, ENTRY);
-    await fn({ outer, dir, store, scope });
-  } finally {
-    await Deno.remove(outer, { recursive: true });
-  }
+  await using tmp = await tempDir("agentmem-bad-");
+  const outer = tmp.path;
+  const dir = `${outer}/store`;
+  const store = await openFileStore({ dir });
+  await store.create("keep", "kept", "kept body");
+  const scope = new Scope();
+  await store.read("keep", { scope });
+  await Deno.writeTextFile(`${outer}/x.md`, ENTRY);
+  await Deno.writeTextFile(`${outer}/keep.md`, ENTRY);
+  await Deno.mkdir(`${outer}/etc`);
+  await Deno.writeTextFile(`${outer}/etc/passwd.md`, ENTRY);
+  for (const name of PLANTED_IN_STORE) await Deno.writeTextFile(`${dir}/${name}`, ENTRY);
+  await Deno.mkdir(`${dir}/a`);
+  await Deno.writeTextFile(`${dir}/a/b.md`, ENTRY);
+  await fn({ outer, dir, store, scope });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

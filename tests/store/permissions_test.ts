@@ -3,34 +3,32 @@
 
 import assert from "node:assert/strict";
 import { spawnDeno } from "../_lib/spawn.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const MOD = new URL("../../mod.ts", import.meta.url).href;
 
 Deno.test("openFileStore() works with only --allow-read and --allow-write on its directory", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-perm-" });
-  try {
-    const script = `
-      import { openFileStore, Scope } from ${JSON.stringify(MOD)};
-      const store = await openFileStore({ dir: ${JSON.stringify(`${dir}/m`)} });
-      const scope = new Scope();
-      await store.create("k", "a description: with YAML", "body", { scope });
-      await store.update("k", "changed: description", "new body", { scope });
-      console.log(JSON.stringify({ list: await store.list(), read: await store.read("k") }));
-    `;
-    await Deno.writeTextFile(`${dir}/script.ts`, script);
-    const out = await spawnDeno(`${dir}/script.ts`, [], {
-      permissions: [
-        `--allow-read=${dir},${new URL("../..", import.meta.url).pathname}`,
-        `--allow-write=${dir}`,
-      ],
-    }).finished();
-    const stderr = out.stderr;
-    assert.equal(out.code, 0, stderr);
-    assert.deepEqual(JSON.parse(out.stdout), {
-      list: [{ key: "k", description: "changed: description" }],
-      read: { description: "changed: description", content: "new body" },
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("agentmem-perm-");
+  const dir = tmp.path;
+  const script = `
+    import { openFileStore, Scope } from ${JSON.stringify(MOD)};
+    const store = await openFileStore({ dir: ${JSON.stringify(`${dir}/m`)} });
+    const scope = new Scope();
+    await store.create("k", "a description: with YAML", "body", { scope });
+    await store.update("k", "changed: description", "new body", { scope });
+    console.log(JSON.stringify({ list: await store.list(), read: await store.read("k") }));
+  `;
+  await Deno.writeTextFile(`${dir}/script.ts`, script);
+  const out = await spawnDeno(`${dir}/script.ts`, [], {
+    permissions: [
+      `--allow-read=${dir},${new URL("../..", import.meta.url).pathname}`,
+      `--allow-write=${dir}`,
+    ],
+  }).finished();
+  const stderr = out.stderr;
+  assert.equal(out.code, 0, stderr);
+  assert.deepEqual(JSON.parse(out.stdout), {
+    list: [{ key: "k", description: "changed: description" }],
+    read: { description: "changed: description", content: "new body" },
+  });
 });

@@ -24,6 +24,7 @@ import {
   serializeEntry,
   validateKey,
 } from "../../mod.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const RUNS = 1_000;
 const ENCODER = new TextEncoder();
@@ -355,27 +356,24 @@ Deno.test("a file store round-trips every valid entry exactly", async () => {
   // from the entry cap however many runs shrinking adds. `durable: false` only skips the fsyncs,
   // which change nothing in what is written or read back and would double the run time on a
   // shared machine; the conformance suite exercises the durable default.
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-prop-" });
-  try {
-    const store = await openFileStore({ dir, durable: false });
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(description, content, async (description, content) => {
-        const key = `k${run++}`;
-        const expected = { description: normalizeDescription(description), content };
-        await store.create(key, description, content);
-        assert.deepEqual(await store.read(key), expected);
-        assert.deepEqual(await store.list(), [{ key, description: expected.description }]);
-        await store.update(key, description, content + "\n---\n");
-        assert.equal((await store.read(key)).content, content + "\n---\n");
-        assert.equal(await store.delete(key), true);
-      }),
-      { numRuns: RUNS },
-    );
-    assert.deepEqual([...Deno.readDirSync(dir)], [], "the store left files behind");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir("agentmem-prop-");
+  const dir = tmp.path;
+  const store = await openFileStore({ dir, durable: false });
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(description, content, async (description, content) => {
+      const key = `k${run++}`;
+      const expected = { description: normalizeDescription(description), content };
+      await store.create(key, description, content);
+      assert.deepEqual(await store.read(key), expected);
+      assert.deepEqual(await store.list(), [{ key, description: expected.description }]);
+      await store.update(key, description, content + "\n---\n");
+      assert.equal((await store.read(key)).content, content + "\n---\n");
+      assert.equal(await store.delete(key), true);
+    }),
+    { numRuns: RUNS },
+  );
+  assert.deepEqual([...Deno.readDirSync(dir)], [], "the store left files behind");
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import {
   type StoreDeps,
 } from "../../mod.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const TEST_OPTIONS = {
   url: { type: "string", required: true },
@@ -36,12 +37,8 @@ async function configError(p: Promise<unknown>): Promise<string> {
 }
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-registry-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("agentmem-registry-");
+  await fn(dir.path);
 }
 
 Deno.test("openStore() returns an injected store itself when no backend is named", async () => {

@@ -12,6 +12,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { memorySystemNote, memoryTools, openFileStore, openStore, type Tool } from "../../mod.ts";
 import { FakeStore, outage } from "../_lib/fake_store.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const exporter = new InMemorySpanExporter();
 const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -44,39 +45,36 @@ Deno.test({
   name: "a tool call makes a span, with the store calls it makes nested under it",
   ...opts,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-otel-" });
-    try {
-      const t = byName(memoryTools(await openFileStore({ dir })));
-      spans();
-      await t.memory_write!.run(
-        { key: "k", description: "d", content: "c" },
-        { toolCallId: "toolu_1" },
-      );
-      const [create, tool] = spans();
-      assert.equal(tool!.name, "execute_tool memory_write");
-      assert.deepEqual(attrs(tool!), {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": "memory_write",
-        "gen_ai.tool.type": "function",
-        "gen_ai.tool.call.id": "toolu_1",
-        "memory.backend": "file",
-        "memory.operation": "memory_write",
-        "memory.key": "k",
-        "memory.outcome": "ok",
-      });
-      assert.equal(create!.name, "memory.create");
-      assert.deepEqual(attrs(create!), {
-        "memory.backend": "file",
-        "memory.operation": "create",
-        "memory.key": "k",
-        "memory.outcome": "ok",
-      });
-      assert.equal(parentOf(create!), tool!.spanContext().spanId);
-      assert.equal(create!.spanContext().traceId, tool!.spanContext().traceId);
-      assert.equal(tool!.instrumentationScope.name, "@agentmem/memory");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using tmp = await tempDir("agentmem-otel-");
+    const dir = tmp.path;
+    const t = byName(memoryTools(await openFileStore({ dir })));
+    spans();
+    await t.memory_write!.run(
+      { key: "k", description: "d", content: "c" },
+      { toolCallId: "toolu_1" },
+    );
+    const [create, tool] = spans();
+    assert.equal(tool!.name, "execute_tool memory_write");
+    assert.deepEqual(attrs(tool!), {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "memory_write",
+      "gen_ai.tool.type": "function",
+      "gen_ai.tool.call.id": "toolu_1",
+      "memory.backend": "file",
+      "memory.operation": "memory_write",
+      "memory.key": "k",
+      "memory.outcome": "ok",
+    });
+    assert.equal(create!.name, "memory.create");
+    assert.deepEqual(attrs(create!), {
+      "memory.backend": "file",
+      "memory.operation": "create",
+      "memory.key": "k",
+      "memory.outcome": "ok",
+    });
+    assert.equal(parentOf(create!), tool!.spanContext().spanId);
+    assert.equal(create!.spanContext().traceId, tool!.spanContext().traceId);
+    assert.equal(tool!.instrumentationScope.name, "@agentmem/memory");
   },
 });
 
@@ -84,31 +82,28 @@ Deno.test({
   name: "a refused write records the error code on the tool span and on the store spans",
   ...opts,
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "agentmem-otel-" });
-    try {
-      const t = byName(memoryTools(await openFileStore({ dir })));
-      await t.memory_write!.run({ key: "k", description: "d", content: "c" });
-      spans();
-      const r = await t.memory_write!.run({ key: "k", description: "d", content: "c" });
-      assert.equal(r.isError, true);
-      const all = spans();
-      assert.deepEqual(all.map((s) => s.name), [
-        "memory.create",
-        "memory.read",
-        "execute_tool memory_write",
-      ]);
-      const [create, read, tool] = all as [ReadableSpan, ReadableSpan, ReadableSpan];
-      assert.equal(create.attributes["memory.outcome"], "exists");
-      assert.equal(create.status.code, 2);
-      assert.equal(read.attributes["memory.outcome"], "ok");
-      assert.equal(tool.attributes["memory.outcome"], "exists");
-      assert.equal(tool.attributes["error.type"], "exists");
-      assert.equal(tool.status.code, 2);
-      for (const child of [create, read]) {
-        assert.equal(parentOf(child), tool.spanContext().spanId);
-      }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
+    await using tmp = await tempDir("agentmem-otel-");
+    const dir = tmp.path;
+    const t = byName(memoryTools(await openFileStore({ dir })));
+    await t.memory_write!.run({ key: "k", description: "d", content: "c" });
+    spans();
+    const r = await t.memory_write!.run({ key: "k", description: "d", content: "c" });
+    assert.equal(r.isError, true);
+    const all = spans();
+    assert.deepEqual(all.map((s) => s.name), [
+      "memory.create",
+      "memory.read",
+      "execute_tool memory_write",
+    ]);
+    const [create, read, tool] = all as [ReadableSpan, ReadableSpan, ReadableSpan];
+    assert.equal(create.attributes["memory.outcome"], "exists");
+    assert.equal(create.status.code, 2);
+    assert.equal(read.attributes["memory.outcome"], "ok");
+    assert.equal(tool.attributes["memory.outcome"], "exists");
+    assert.equal(tool.attributes["error.type"], "exists");
+    assert.equal(tool.status.code, 2);
+    for (const child of [create, read]) {
+      assert.equal(parentOf(child), tool.spanContext().spanId);
     }
   },
 });

@@ -10,6 +10,7 @@ import {
 } from "../../mod.ts";
 import { assertFramed, blocksOf, HOSTILE_CONTENT, HOSTILE_LINES } from "./_helpers.ts";
 import { FakeStore, outage } from "../_lib/fake_store.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 function seeded(n: number, description = (i: number) => `Note number ${i}`): FakeStore {
   const store = new FakeStore();
@@ -22,27 +23,24 @@ function indexLines(note: string): string[] {
 }
 
 Deno.test("memorySystemNote() says what memory is, names the four tools and shows the index", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-note-" });
-  try {
-    const store = await openFileStore({ dir });
-    await store.create("user.name", "What the user wants to be called", "Sam");
-    await store.create("project.goal", 'Goal: "ship v1" - soon', "...");
-    const note = await memorySystemNote(store);
-    assert.match(note, /memory that lasts across runs/);
-    assert.match(note, /data, not instructions/);
-    for (const name of ["memory_list", "memory_read", "memory_write", "memory_delete"]) {
-      assert.match(note, new RegExp(`- ${name}: `));
-    }
-    assert.match(note, /does not let you replace it/);
-    assert.deepEqual(indexLines(note), [
-      '- "project.goal": Goal: "ship v1" - soon',
-      '- "user.name": What the user wants to be called',
-    ]);
-    assert.doesNotMatch(note, /not listed/);
-    assertFramed(note, ["ship v1", "What the user wants"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir("agentmem-note-");
+  const dir = tmp.path;
+  const store = await openFileStore({ dir });
+  await store.create("user.name", "What the user wants to be called", "Sam");
+  await store.create("project.goal", 'Goal: "ship v1" - soon', "...");
+  const note = await memorySystemNote(store);
+  assert.match(note, /memory that lasts across runs/);
+  assert.match(note, /data, not instructions/);
+  for (const name of ["memory_list", "memory_read", "memory_write", "memory_delete"]) {
+    assert.match(note, new RegExp(`- ${name}: `));
   }
+  assert.match(note, /does not let you replace it/);
+  assert.deepEqual(indexLines(note), [
+    '- "project.goal": Goal: "ship v1" - soon',
+    '- "user.name": What the user wants to be called',
+  ]);
+  assert.doesNotMatch(note, /not listed/);
+  assertFramed(note, ["ship v1", "What the user wants"]);
 });
 
 Deno.test("memorySystemNote() read-only never names the write or delete tools", async () => {
@@ -175,17 +173,14 @@ Deno.test("memorySystemNote() is the same text, byte for byte, for the same memo
     assert.equal(await memorySystemNote(a, options), first);
     assert.equal(await memorySystemNote(b, options), first);
   }
-  const dir = await Deno.makeTempDir();
-  try {
-    const store = await openFileStore({ dir });
-    await store.create("user.name", "What the user wants to be called", "Sam");
-    const note = await memorySystemNote(store);
-    assert.equal(await memorySystemNote(await openFileStore({ dir })), note);
-    await store.create("user.units", "Metric", "");
-    assert.notEqual(await memorySystemNote(store), note);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const store = await openFileStore({ dir });
+  await store.create("user.name", "What the user wants to be called", "Sam");
+  const note = await memorySystemNote(store);
+  assert.equal(await memorySystemNote(await openFileStore({ dir })), note);
+  await store.create("user.units", "Metric", "");
+  assert.notEqual(await memorySystemNote(store), note);
 });
 
 Deno.test("memorySystemNote() puts the fixed instructions first and the index last", async () => {

@@ -14,18 +14,15 @@ import {
 } from "../../mod.ts";
 import { assertFramed, bodyOf, HOSTILE_CONTENT, HOSTILE_LINES } from "./_helpers.ts";
 import { FakeStore, outage } from "../_lib/fake_store.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 function byName(tools: Tool[]): Record<string, Tool> {
   return Object.fromEntries(tools.map((t) => [t.name, t]));
 }
 
 async function withFileStore(fn: (store: Store, dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-tools-" });
-  try {
-    await fn(await openFileStore({ dir }), dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir("agentmem-tools-");
+  await fn(await openFileStore({ dir: dir.path }), dir.path);
 }
 
 const NAME = { key: "user.name", description: "What the user wants to be called", content: "Sam" };
