@@ -15,7 +15,6 @@ import {
 } from "../../mod.ts";
 import { rbuWorker } from "./_rbu_spawn.ts";
 import { fileTest } from "./_fixture.ts";
-import { CapacityCheck } from "../../backends/file/count.ts";
 import { denoEnv, TEST_CONFIG } from "../_lib/deno_child.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 
@@ -65,39 +64,6 @@ fileTest(
     }
     assert.equal(ok, MAX_ENTRIES - 1000);
     assert.equal(entries(dir).length, MAX_ENTRIES);
-  },
-);
-
-fileTest(
-  "capacity: a handle's reserved and linked creates count against one shared directory pass",
-  (dir) => {
-    for (let i = 0; i < MAX_ENTRIES - 3; i++) Deno.writeTextFileSync(`${dir}/f${i}.md`, "");
-    const check = new CapacityCheck(dir);
-    const a = check.begin();
-    const slotA = check.reserve(a, "a"); // a pass: 1,021 entries
-    const b = check.begin();
-    const slotB = check.reserve(b, "b"); // a new pass (b started after the first)
-    const c = check.begin();
-    const slotC = check.reserve(c, "c");
-    // Three reserved: the directory is full for this handle, though nothing is linked yet.
-    assert.throws(() => check.reserve(check.begin(), "d"), CapacityError);
-    slotA.released();
-    const e = check.begin();
-    const slotE = check.reserve(e, "e");
-    // Linking is counted once, whether or not a pass since has seen the file.
-    Deno.writeTextFileSync(`${dir}/b.md`, "");
-    slotB.linked();
-    slotC.released();
-    const f = check.begin();
-    const slotF = check.reserve(f, "f");
-    assert.throws(() => check.reserve(check.begin(), "g"), CapacityError);
-    slotE.released();
-    slotF.released();
-    // Files appearing from elsewhere are seen by the next pass a later create needs.
-    Deno.writeTextFileSync(`${dir}/x.md`, "");
-    Deno.writeTextFileSync(`${dir}/y.md`, "");
-    assert.throws(() => check.reserve(check.begin(), "h"), CapacityError);
-    return Promise.resolve();
   },
 );
 

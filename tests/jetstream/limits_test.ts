@@ -19,7 +19,6 @@ import {
   type Store,
   UnavailableError,
 } from "../../mod.ts";
-import { checkServerVersion } from "../../backends/jetstream/bind.ts";
 import { MARKERS } from "../../backends/jetstream/scan.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { startNatsServer } from "../_lib/nats_server.ts";
@@ -437,21 +436,4 @@ test("list() shows an entry whose header parses but whose body does not; read() 
   await assert.rejects(store.read("utf8"), CorruptError);
   await assert.rejects(store.read("long"), CorruptError);
   await assert.rejects(store.read("noheader"), CorruptError);
-});
-
-Deno.test("checkServerVersion() refuses replicated buckets before 2.9.21 and names version, reason and fix", () => {
-  for (const version of ["2.9.10", "2.9.20", "2.8.4", "v2.9.10"]) {
-    assert.throws(
-      () => checkServerVersion("memory", 3, version),
-      (e: unknown) =>
-        e instanceof ConfigError && e.message.includes(version) &&
-        /not atomic/.test(e.message) && /silently lost/.test(e.message) &&
-        /4320/.test(e.message) && /upgrade/.test(e.message),
-    );
-  }
-  for (const version of ["2.9.21", "2.9.25", "2.10.27", "2.11.0", "2.10.0-beta.1"]) {
-    checkServerVersion("memory", 3, version);
-  }
-  // A single replica is safe on any server.
-  checkServerVersion("memory", 1, "2.9.10");
 });
