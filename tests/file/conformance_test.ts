@@ -1,21 +1,26 @@
-import { openFileStore } from "../../mod.ts";
-import { conformance } from "../conformance.ts";
+import { type FileStoreOptions, openFileStore } from "../../mod.ts";
+import { conformance, type Fixture } from "../conformance.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
+
+// A fresh directory per case, opened with `options`; the peer is a second handle on it.
+function opener(prefix: string, options: Omit<FileStoreOptions, "dir"> = {}) {
+  return async (): Promise<Fixture> => {
+    const tmp = await tempDir(prefix);
+    const dir = tmp.path;
+    return {
+      store: await openFileStore({ dir, ...options }),
+      peer: () => openFileStore({ dir, ...options }),
+      plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
+      cleanup: () => tmp[Symbol.asyncDispose](),
+    };
+  };
+}
 
 // The seed's contract: update replaces, and creates a key that holds nothing.
 conformance({
   backend: "file",
   enforcesReadBeforeUpdate: false,
-  open: async () => {
-    const tmp = await tempDir("agentmem-conf-");
-    const dir = tmp.path;
-    return {
-      store: await openFileStore({ dir }),
-      peer: () => openFileStore({ dir }),
-      plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
-      cleanup: () => tmp[Symbol.asyncDispose](),
-    };
-  },
+  open: opener("agentmem-conf-"),
 });
 
 // With revision checks on, the same rules as jetstream.
@@ -23,14 +28,5 @@ conformance({
   backend: "file",
   label: "file+readBeforeUpdate",
   enforcesReadBeforeUpdate: true,
-  open: async () => {
-    const tmp = await tempDir("agentmem-conf-rbu-");
-    const dir = tmp.path;
-    return {
-      store: await openFileStore({ dir, readBeforeUpdate: true }),
-      peer: () => openFileStore({ dir, readBeforeUpdate: true }),
-      plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
-      cleanup: () => tmp[Symbol.asyncDispose](),
-    };
-  },
+  open: opener("agentmem-conf-rbu-", { readBeforeUpdate: true }),
 });

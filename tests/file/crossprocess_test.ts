@@ -19,6 +19,25 @@ async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
   await fn(root.path);
 }
 
+// One worker per process, each running `mode` on all of `contended` from one start signal.
+function contend(
+  group: WorkerGroup,
+  root: string,
+  mode: "create" | "delete",
+  contended: string[],
+): void {
+  for (let i = 0; i < PROCESSES; i++) {
+    const job = {
+      mode,
+      dir: `${root}/store`,
+      start: `${root}/ctl/start`,
+      id: `p${i}`,
+      keys: contended,
+    };
+    group.spawn(job, [root]);
+  }
+}
+
 function keys(prefix: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(3, "0")}`);
 }
@@ -53,12 +72,7 @@ Deno.test(`create() across ${PROCESSES} processes has exactly one winner per key
     const contended = keys("c", 150);
     {
       await using group = new WorkerGroup();
-      for (let i = 0; i < PROCESSES; i++) {
-        group.spawn(
-          { mode: "create", dir, start: `${root}/ctl/start`, id: `p${i}`, keys: contended },
-          [root],
-        );
-      }
+      contend(group, root, "create", contended);
       await startTogether(group, root);
       await group.succeeded();
 
@@ -92,12 +106,7 @@ Deno.test(`delete() across ${PROCESSES} processes reports existed exactly once p
     for (const key of contended) await setup.create(key, "to be deleted", key);
     {
       await using group = new WorkerGroup();
-      for (let i = 0; i < PROCESSES; i++) {
-        group.spawn(
-          { mode: "delete", dir, start: `${root}/ctl/start`, id: `p${i}`, keys: contended },
-          [root],
-        );
-      }
+      contend(group, root, "delete", contended);
       await startTogether(group, root);
       await group.succeeded();
 

@@ -115,11 +115,10 @@ function test(
   });
 }
 
-Deno.test({
-  name: "[npm] the package declares exactly the runtime dependencies, at deno.json's pins",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
+test(
+  "[npm] the package declares exactly the runtime dependencies, at deno.json's pins",
+  [],
+  async () => {
     const { app, packageJson } = await project();
     const imports = JSON.parse(await Deno.readTextFile(CONFIG)).imports as Record<string, string>;
     const expected = [
@@ -139,24 +138,18 @@ Deno.test({
       assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
     }
   },
+);
+
+test("[npm] the package's code never names the Deno global", [], async () => {
+  const { app } = await project();
+  const js = await Deno.readTextFile(`${app}/node_modules/@agentmem/memory/index.mjs`);
+  assert.deepEqual(denoGlobalUses(js), []);
 });
 
-Deno.test({
-  name: "[npm] the package's code never names the Deno global",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
-    const { app } = await project();
-    const js = await Deno.readTextFile(`${app}/node_modules/@agentmem/memory/index.mjs`);
-    assert.deepEqual(denoGlobalUses(js), []);
-  },
-});
-
-Deno.test({
-  name: "[npm] the package's types check under tsc --strict with Node's module resolution",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
+test(
+  "[npm] the package's types check under tsc --strict with Node's module resolution",
+  [],
+  async () => {
     const { app } = await project();
     // The expected error proves the types are real: were anything `any`, tsc would report an
     // unused @ts-expect-error instead.
@@ -193,7 +186,7 @@ Deno.test({
     const { code, stdout, stderr } = await tsc.finished();
     assert.equal(code, 0, `tsc failed:\n${stdout}${stderr}`);
   },
-});
+);
 
 for (const spec of RUNTIMES) {
   const name = spec.name;
