@@ -99,7 +99,7 @@ Deno.test("cli usage errors exit 2 in the CLI's own words, before any store is t
     ],
     [["list", "--json=yes"], "option --json takes no value"],
     [["list", "--dir", "a", "--dir", "b"], "option --dir is given twice"],
-    [["list", "--raw"], "list does not take --raw (only read does)"],
+    [["list", "--raw"], "list does not take --raw (only read, show do)"],
     [["write", "k", "--content", "no description"], "write needs --description"],
     [["read", "k", "--raw", "--dir", "x", "--dir=y"], "option --dir is given twice"],
     [["list", "--bucket", "b"], "--bucket, --prefix and --creds need --servers"],
