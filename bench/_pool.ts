@@ -3,44 +3,34 @@
 // every worker its command at once, so the workers run a phase concurrently.
 
 import type { Command, Reply } from "./_protocol.ts";
-import { denoEnv, denoRunArgs } from "../tests/_lib/deno_child.ts";
+import { spawnDeno } from "../tests/_lib/spawn.ts";
 
-const WORKER = new URL("./worker.ts", import.meta.url).pathname;
+const WORKER = new URL("./worker.ts", import.meta.url);
 const ENCODER = new TextEncoder();
+// A worker lives for one suite; past this it is killed by its pid and the run fails.
+const TIME_LIMIT_MS = 30 * 60_000;
 
-interface Worker {
-  send(command: Command): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-// All permissions: a listing reads /proc/self/io. Deno KV, one of the peers, is unstable. A
-// worker's stderr is the driver's, so a crash explains itself.
-function spawn(index: number): Worker {
-  const args = [...denoRunArgs(), "--quiet", "--allow-all", "--unstable-kv", WORKER];
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    env: denoEnv(),
+// The one spawner of the tests. All permissions: a listing reads /proc/self/io. Deno KV, one of
+// the peers, is unstable.
+function spawn(index: number) {
+  const permissions = ["--quiet", "--allow-all", "--unstable-kv"];
+  const options = {
+    name: `bench worker ${index}`,
     stdin: "piped",
-    stdout: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const lines = readLines(child.stdout)[Symbol.asyncIterator]();
+    permissions,
+    timeLimitMs: TIME_LIMIT_MS,
+  } as const;
+  const child = spawnDeno(WORKER, [], options);
   const send = async (command: Command) => {
-    await writer.write(ENCODER.encode(JSON.stringify(command) + "\n"));
-    const next = await lines.next();
-    if (next.done) {
-      throw new Error(`Worker ${index} exited during "${command.cmd}" (its stderr is above)`);
-    }
-    const reply = JSON.parse(next.value) as Reply;
-    if (!reply.ok) throw new Error(`Worker ${index} failed "${command.cmd}": ${reply.error}`);
+    await child.write(JSON.stringify(command) + "\n");
+    const reply = await child.next(() => true) as Reply;
+    if (!reply.ok) throw new Error(`${child.name} failed "${command.cmd}": ${reply.error}`);
     return reply.result;
   };
   const close = async () => {
     await send({ cmd: "exit" }).catch(() => {});
-    await writer.close().catch(() => {});
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    await child.closeStdin();
     await child.status;
-    clearTimeout(timer);
   };
   return { send, close };
 }

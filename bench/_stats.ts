@@ -1,17 +1,5 @@
-// The benchmark's statistics, in one place: a seeded generator, percentiles, medians, grouping,
-// and the spread of per-trial ratios every target is judged on.
-
-/** A seeded pseudo-random generator (mulberry32) returning floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The benchmark's statistics, in one place: percentiles, medians, grouping, and the spread of
+// per-trial ratios every target is judged on. (Its seeded generator is the tests' one.)
 
 /** The `p`-th percentile (0–100) of `sorted` (ascending), nearest rank; NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {

@@ -4,7 +4,7 @@
 // peers (bench/peers.ts), and reports per backend and operation. See `--help` and BENCH.md.
 
 import { connect } from "@nats-io/transport-node";
-import { startNatsServer } from "../tests/_nats_server.ts";
+import { startNatsServer } from "../tests/_lib/nats_server.ts";
 import { requireTools } from "../tests/_lib/needs.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
 import { progress } from "./_format.ts";

@@ -10,7 +10,7 @@ import type { Peer } from "./_peers.ts";
 import { serve } from "./_pool.ts";
 import type { Command, Location, TargetName } from "./_protocol.ts";
 import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
-import { mulberry32 } from "./_stats.ts";
+import { mulberry32 } from "../tests/_lib/rng.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
 /**

@@ -87,14 +87,14 @@ export async function write(store: Store, key: string, o: CommandOptions): Promi
         "the file given by --file",
       )
       : decodeStrict(await readStdinBytes(), "standard input"));
-  const done = await writeOne(store, key, o.description, content, o.overwrite);
+  const done = await writeOne(store, key, o.description, content, o.overwrite, "cli");
   out(o.json ? safeJson({ key, written: done }) : `${done} ${key}`);
   return 0;
 }
 
 /** `delete <key>`: exit 1 when there was nothing to delete. */
 export async function remove(store: Store, key: string, o: CommandOptions): Promise<number> {
-  const existed = await store.delete(key);
+  const existed = await store.delete(key, { via: "cli" });
   out(o.json ? safeJson({ key, existed }) : existed ? `deleted ${key}` : `${key} did not exist`);
   return existed ? 0 : 1;
 }
@@ -111,23 +111,25 @@ export async function writeOne(
   description: string,
   content: string,
   overwrite: boolean,
+  via: "cli" | "import",
 ): Promise<"created" | "replaced"> {
+  const scope = new Scope({ actor: "operator" });
+  const opts = { scope, via };
   if (!overwrite) {
-    await store.create(key, description, content);
+    await store.create(key, description, content, opts);
     return "created";
   }
-  const scope = new Scope();
   try {
     await store.read(key, { scope });
   } catch (e) {
     if (e instanceof NotFoundError) {
-      await store.create(key, description, content, { scope });
+      await store.create(key, description, content, opts);
       return "created";
     }
     if (!(e instanceof CorruptError)) throw e;
-    await store.delete(key);
+    await store.delete(key, opts);
     try {
-      await store.create(key, description, content, { scope });
+      await store.create(key, description, content, opts);
     } catch (e) {
       if (!(e instanceof MemoryError)) throw e;
       throw new MemoryError(
@@ -138,6 +140,6 @@ export async function writeOne(
     }
     return "replaced";
   }
-  await store.update(key, description, content, { scope });
+  await store.update(key, description, content, opts);
   return "replaced";
 }

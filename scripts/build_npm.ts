@@ -10,7 +10,7 @@ const ROOT = new URL("../", import.meta.url);
 const ENTRY = "mod.ts";
 const JS = "index.mjs";
 const TYPES = "index.d.mts";
-/** The oldest Node release the package is tested on (tests/runtimes_test.ts). */
+/** The oldest Node release the package is tested on (tests/runtimes/runtimes_test.ts). */
 const NODE_ENGINE = ">=22";
 
 interface DenoConfig {
