@@ -6,7 +6,8 @@
  */
 
 import { ConfigError } from "./errors.ts";
-import { describeType, errorKind, quote } from "./_text.ts";
+import { allowedText, readOptionFields } from "./_option_fields.ts";
+import { describeType, quote } from "./_text.ts";
 
 /** The JSON types an option can take. */
 export type OptionType = "string" | "boolean" | "number";
@@ -67,43 +68,11 @@ export function decodeOptions<S extends OptionsSchema>(
   schema: S,
 ): DecodedOptions<S> {
   const allowed = Object.keys(schema);
-  const allowedText = allowed.length === 0
-    ? "it takes no options"
-    : `allowed options: ${allowed.map((k) => quote(k)).join(", ")}`;
   const fail = (problem: string) =>
     new ConfigError(`[memory:${backend}] Invalid options for the ${backend} backend: ${problem}`);
-  if (raw === undefined || raw === null) raw = {};
-  try {
-    return decodeObject(raw, schema, allowedText, fail);
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    // A getter that throws, a Proxy trap, a revoked Proxy: the block cannot be read.
-    throw fail(
-      `reading the options failed (${errorKind(e)}); ${allowedText}`,
-    );
-  }
-}
-
-function decodeObject<S extends OptionsSchema>(
-  raw: unknown,
-  schema: S,
-  allowedText: string,
-  fail: (problem: string) => ConfigError,
-): DecodedOptions<S> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw fail(`expected an object, got ${describeType(raw)}; ${allowedText}`);
-  }
-  // A Map, a Date or a class instance has no own entries to read, or not the ones it appears
-  // to have: reading it as {} would silently drop the operator's settings.
-  const proto = Object.getPrototypeOf(raw);
-  if (proto !== Object.prototype && proto !== null) {
-    throw fail(`expected a plain object, got ${instanceName(proto)}; ${allowedText}`);
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const spec = Object.hasOwn(schema, key) ? schema[key] : undefined;
-    if (spec === undefined) throw fail(`unknown option ${quote(key)}; ${allowedText}`);
-    if (value === undefined) continue;
+  const out = readOptionFields(raw ?? undefined, allowed, fail);
+  for (const [key, value] of Object.entries(out)) {
+    const spec = schema[key]!;
     const ok = spec.type === "number"
       ? typeof value === "number" && Number.isFinite(value)
       : spec.type === "string"
@@ -112,24 +81,11 @@ function decodeObject<S extends OptionsSchema>(
     if (!ok) {
       throw fail(`option ${quote(key)} must be a ${spec.type}, got ${describeType(value)}`);
     }
-    Object.defineProperty(out, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
   }
   for (const [key, spec] of Object.entries(schema)) {
     if (spec.required && !Object.hasOwn(out, key)) {
-      throw fail(`missing required option ${quote(key)}; ${allowedText}`);
+      throw fail(`missing required option ${quote(key)}; ${allowedText(allowed)}`);
     }
   }
   return out as DecodedOptions<S>;
-}
-
-function instanceName(proto: object): string {
-  const name = Object.getOwnPropertyDescriptor(proto, "constructor")?.value?.name;
-  return typeof name === "string" && /^[A-Za-z_$][\w$]{0,63}$/.test(name)
-    ? `an instance of ${name}`
-    : "an object with a custom prototype";
 }

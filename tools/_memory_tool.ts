@@ -4,7 +4,8 @@
 import type { Span } from "@opentelemetry/api";
 import type { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
-import { LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { MAX_KEY_RUNES } from "../store/limits.ts";
+import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import {
   defineTool,
@@ -149,10 +150,11 @@ function isLegalKey(key: string): boolean {
   }
 }
 
+/** The JSON Schema of a `key` argument, from the store's own limit and pattern. */
 export const KEY_PROPERTY = {
   type: "string",
   minLength: 1,
-  maxLength: 200,
-  pattern: "^[A-Za-z0-9._=-]+$",
+  maxLength: MAX_KEY_RUNES,
+  pattern: KEY_PATTERN,
   description: `The memory's key: ${LEGAL_KEY}. Example: "user.preferences".`,
 } as const;

@@ -5,11 +5,9 @@
  * @module
  */
 
-import { ConfigError } from "../store/errors.ts";
-import { describeType, quote } from "../store/_text.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { readToolOptions } from "./_options.ts";
 
 /** One entry of the Messages API `tools` parameter (a custom client tool). */
 export interface AnthropicTool {
@@ -140,20 +138,6 @@ export function toAnthropicRunnableTools(
 function checkRunnableOptions(
   options: AnthropicRunnableToolsOptions,
 ): AnthropicRunnableToolsOptions["ToolError"] {
-  const fail = (problem: string) =>
-    new ConfigError(`Cannot convert tools for the Anthropic tool runner: ${problem}`);
-  if (!isPlainObject(options)) {
-    throw fail(`options must be an object, got ${describeType(options)}`);
-  }
-  const extra = Object.keys(options).find((k) => k !== "ToolError");
-  if (extra !== undefined) {
-    throw fail(`unknown option ${quote(extra)}; allowed options: "ToolError"`);
-  }
-  const { ToolError } = options;
-  if (ToolError !== undefined && typeof ToolError !== "function") {
-    throw fail(
-      `option "ToolError" must be the SDK's ToolError class, got ${describeType(ToolError)}`,
-    );
-  }
-  return ToolError as AnthropicRunnableToolsOptions["ToolError"];
+  const o = readToolOptions("convert tools for the Anthropic tool runner", options, ["ToolError"]);
+  return o.func("ToolError", "the SDK's ToolError class");
 }

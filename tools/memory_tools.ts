@@ -5,17 +5,15 @@
  * @module
  */
 
-import { ConfigError } from "../store/errors.ts";
 import { Scope } from "../store/scope.ts";
 import type { Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
-import { describeType, quote } from "../store/_text.ts";
 import type { Tool } from "./tool.ts";
-import { storeBackend } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { checkStore } from "./_adapt.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";
 import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
+import { readToolOptions } from "./_options.ts";
 
 export { DEFAULT_LIST_CHARS, MIN_LIST_CHARS };
 
@@ -29,7 +27,9 @@ export interface MemoryToolsOptions {
   /**
    * The run's scope, passed to every store call: reads record revisions in it, and on a backend
    * that enforces read-before-update only those authorize an overwrite. Omitted, the tools keep
-   * a fresh scope of their own; `null` authorizes no overwrite at all.
+   * a fresh scope of their own. `null` is a run without a scope, as everywhere in this library:
+   * nothing is recorded, and nothing this run reads authorizes an overwrite (on a store that
+   * enforces read-before-update, every `"overwrite": true` is refused as stale).
    */
   readonly scope?: Scope | null | undefined;
   /**
@@ -86,72 +86,20 @@ export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Too
 
 const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars"];
 
-function unknownOption(name: string): string {
-  return `Cannot make the memory tools: unknown option ${quote(name)}; allowed options: ${
-    OPTION_FIELDS.map((f) => quote(f)).join(", ")
-  }`;
-}
-
 function context(store: Store, options: MemoryToolsOptions): Context {
-  if (
-    store === null || typeof store !== "object" ||
-    !["info", "list", "read", "create", "update", "delete"].every((m) =>
-      typeof (store as unknown as Record<string, unknown>)[m] === "function"
-    )
-  ) {
-    throw new ConfigError(
-      `Cannot make the memory tools: expected a Store, got ${describeType(store)}`,
-    );
-  }
-  let given: MemoryToolsOptions;
-  try {
-    if (!isPlainObject(options)) {
-      throw new ConfigError(
-        `Cannot make the memory tools: options must be an object, got ${describeType(options)}`,
-      );
-    }
-    // One read of each field, so a getter or a Proxy cannot answer differently later.
-    const keys = Object.keys(options);
-    const extra = keys.find((k) => !OPTION_FIELDS.includes(k));
-    if (extra !== undefined) throw new ConfigError(unknownOption(extra));
-    given = Object.fromEntries(keys.map((k) => [k, options[k as keyof MemoryToolsOptions]]));
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new ConfigError(
-      "Cannot make the memory tools: reading the options failed; pass a plain object of values",
-      { cause: e },
-    );
-  }
-  const { readOnly, scope, listMaxChars = DEFAULT_LIST_CHARS } = given;
-  if (readOnly !== undefined && typeof readOnly !== "boolean") {
-    throw new ConfigError(
-      `Cannot make the memory tools: option "readOnly" must be a boolean, got ${
-        describeType(readOnly)
-      }`,
-    );
-  }
+  const action = "make the memory tools";
+  const backend = checkStore(store, action);
+  const o = readToolOptions(action, options, OPTION_FIELDS);
+  const readOnly = o.boolean("readOnly");
+  const scope = o.fields.scope;
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
-    throw new ConfigError(`Cannot make the memory tools: option "scope" must be a Scope or null`);
-  }
-  if (
-    typeof listMaxChars !== "number" || !Number.isInteger(listMaxChars) ||
-    listMaxChars < MIN_LIST_CHARS
-  ) {
-    throw new ConfigError(
-      `Cannot make the memory tools: option "listMaxChars" must be an integer of at least ` +
-        `${MIN_LIST_CHARS}, got ${
-          typeof listMaxChars === "number" ? listMaxChars : describeType(listMaxChars)
-        }`,
-    );
+    throw o.fail(`option "scope" must be a Scope or null`);
   }
   return {
     store: instrument(store),
-    backend: storeBackend(store, "make the memory tools"),
+    backend,
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
-    listMaxChars,
+    listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
   };
 }
-
-// The backend's name, for spans. A store whose info() throws or answers nonsense is refused
-// here, at construction, rather than on the model's first call.

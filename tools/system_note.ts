@@ -4,15 +4,16 @@
  * @module
  */
 
-import { ConfigError, MemoryError } from "../store/errors.ts";
+import { MemoryError } from "../store/errors.ts";
 import type { Item, Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
 import { withSpan } from "../store/_telemetry.ts";
-import { describeType, quote } from "../store/_text.ts";
-import { storeBackend } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { describeType } from "../store/_text.ts";
+import { checkStore } from "./_adapt.ts";
 import { frame, indexLine } from "./_frame.ts";
+import { listedItems } from "./_items.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
+import { readToolOptions } from "./_options.ts";
 
 /** Options of `memorySystemNote`. */
 export interface SystemNoteOptions {
@@ -63,8 +64,7 @@ export function memorySystemNote(
   store: Store,
   options: SystemNoteOptions = {},
 ): Promise<string> {
-  const { readOnly, maxChars } = checkOptions(store, options);
-  const backend = storeBackend(store, "write the memory note");
+  const { readOnly, maxChars, backend } = checkOptions(store, options);
   return withSpan(
     "memory.system_note",
     { "memory.backend": backend, "memory.operation": "system_note" },
@@ -72,14 +72,9 @@ export function memorySystemNote(
       let items: Item[] | undefined;
       let outcome = "ok";
       try {
-        const listed = await instrument(store).list();
-        // A store of another make may hand back anything; show only what is an item.
-        // Sorted here, whatever order the backend lists in, so the same memories always give
-        // the same note.
-        items = Array.isArray(listed)
-          ? listed.filter((i) => typeof i?.key === "string" && typeof i.description === "string")
-            .sort(byKey)
-          : [];
+        // Sorted whatever order the backend lists in, so the same memories always give the
+        // same note.
+        items = listedItems(await instrument(store).list());
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }
@@ -95,26 +90,15 @@ export function memorySystemNote(
 function checkOptions(
   store: Store,
   options: SystemNoteOptions,
-): { readOnly: boolean; maxChars: number } {
-  const fail = (problem: string) => new ConfigError(`Cannot write the memory note: ${problem}`);
-  if (store === null || typeof store !== "object" || typeof store.list !== "function") {
-    throw fail(`expected a Store, got ${describeType(store)}`);
-  }
-  if (!isPlainObject(options)) {
-    throw fail(`options must be an object, got ${describeType(options)}`);
-  }
-  const extra = Object.keys(options).find((k) => k !== "readOnly" && k !== "maxChars");
-  if (extra !== undefined) {
-    throw fail(`unknown option ${quote(extra)}; allowed options: "readOnly", "maxChars"`);
-  }
-  const { readOnly, maxChars = DEFAULT_NOTE_CHARS } = options;
-  if (readOnly !== undefined && typeof readOnly !== "boolean") {
-    throw fail(`option "readOnly" must be a boolean, got ${describeType(readOnly)}`);
-  }
+): { readOnly: boolean; maxChars: number; backend: string } {
+  const action = "write the memory note";
+  const backend = checkStore(store, action);
+  const o = readToolOptions(action, options, ["readOnly", "maxChars"]);
+  const maxChars = o.fields.maxChars ?? DEFAULT_NOTE_CHARS;
   if (typeof maxChars !== "number" || !(maxChars > 0)) {
-    throw fail(`option "maxChars" must be a positive number, got ${describeType(maxChars)}`);
+    throw o.fail(`option "maxChars" must be a positive number, got ${describeType(maxChars)}`);
   }
-  return { readOnly: readOnly === true, maxChars };
+  return { readOnly: o.boolean("readOnly") === true, maxChars, backend };
 }
 
 const HEADING = "# Memory";
@@ -189,10 +173,6 @@ function compose(
 
 function pick(notes: readonly string[], maxChars: number): string {
   return notes.find((n) => n.length <= maxChars) ?? notes[notes.length - 1]!;
-}
-
-function byKey(a: Item, b: Item): number {
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 // The most index lines, in key order, that fit with the head, the omitted count and the frame.
