@@ -8,11 +8,18 @@ import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
 import type { StoreAudit } from "./audit.ts";
+import { isChecked } from "./_checked.ts";
 
 /** A call's options after checking: the signal and the scope (`null` when none was given). */
 export interface Call {
   readonly signal: AbortSignal | undefined;
   readonly scope: Scope | null;
+  /**
+   * `true` when the caller asked (see `_checked.ts`) that this `update` or `delete` write only if
+   * the key holds the revision `scope` recorded, else `StaleError`, whatever the backend's
+   * read-before-update default. A delete of a key that holds nothing is then stale too.
+   */
+  readonly checked: boolean;
 }
 
 /**
@@ -139,7 +146,9 @@ export function runCall<T>(
 }
 
 function checkCall(backend: string, opts: unknown): Call {
-  if (opts === undefined || opts === null) return { signal: undefined, scope: null };
+  if (opts === undefined || opts === null) {
+    return { signal: undefined, scope: null, checked: false };
+  }
   if (typeof opts !== "object") {
     throw new ConfigError(`[memory:${backend}] Call options must be an object`);
   }
@@ -150,7 +159,7 @@ function checkCall(backend: string, opts: unknown): Call {
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw new ConfigError(`[memory:${backend}] Call option "scope" must be a Scope or null`);
   }
-  return { signal, scope: scope ?? null };
+  return { signal, scope: scope ?? null, checked: isChecked(opts) };
 }
 
 function what(op: Op, key: string | undefined): string {

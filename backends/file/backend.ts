@@ -120,7 +120,9 @@ export class FileBackend implements BackendOps {
   async update(w: ValidWrite, call: Call): Promise<void> {
     const path = this.#path(w.key);
     const bytes = ENCODER.encode(serializeValid(w.description, w.content));
-    if (this.#c.readBeforeUpdate) return this.#checkedUpdate(w.key, path, bytes, call);
+    if (this.#c.readBeforeUpdate || call.checked) {
+      return this.#checkedUpdate(w.key, path, bytes, call);
+    }
     const kind = kindOf(path);
     if (kind !== null && kind !== "file") throw occupied("update", w.key);
     if (kind === null) {
@@ -185,9 +187,11 @@ export class FileBackend implements BackendOps {
   }
 
   async delete(key: string, call: Call): Promise<boolean> {
+    const seen = call.scope?.revision(this.#ns, key);
     // Whatever happens, the run loses its authority over the key.
     call.scope?.forget(this.#ns, key);
     const path = this.#path(key);
+    if (call.checked) return this.#checkedDelete(key, path, seen, call);
     const removeIt = () => {
       // Something that is not a regular file is not a memory: leave it alone.
       if (kindOf(path) !== "file") return false;
@@ -232,6 +236,29 @@ export class FileBackend implements BackendOps {
     }
     await this.#flushDir();
     this.#record(call, key, bytes);
+  }
+
+  // Removes the key only if it holds exactly what this run last read or wrote, under the key's
+  // lock like #checkedUpdate, so a checked delete and a checked update never both succeed from
+  // one read.
+  async #checkedDelete(
+    key: string,
+    path: string,
+    seen: number | undefined,
+    call: Call,
+  ): Promise<boolean> {
+    if (seen === undefined || seen <= 0) {
+      throw staleDelete(key, "this run has not read it; read it first, then delete");
+    }
+    const why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
+      const current = readCurrent(path, key);
+      if (current === undefined) return "it was deleted since this run read it";
+      if (revisionOf(current) !== seen) return "it changed since this run read it";
+      return remove(path) ? undefined : "it was deleted since this run read it";
+    });
+    if (why !== undefined) throw staleDelete(key, `${why}; read it again, then delete`);
+    await this.#flushDir();
+    return true;
   }
 
   #reserve(started: number, key: string, path: string): Reservation {
@@ -302,6 +329,10 @@ function stale(key: string, why: string): StaleError {
     `[memory:file] Cannot update memory ${quote(key)}: ${why}`,
     { key },
   );
+}
+
+function staleDelete(key: string, why: string): StaleError {
+  return new StaleError(`[memory:file] Cannot delete memory ${quote(key)}: ${why}`, { key });
 }
 
 function occupied(op: "create" | "update", key: string): UnavailableError {
