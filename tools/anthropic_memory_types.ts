@@ -25,16 +25,16 @@ export interface MemoryCreateCommand {
   readonly file_text: string;
 }
 
-/** `str_replace`: replace text that occurs on exactly one line of a file. */
+/** `str_replace`: replace text that occurs exactly once in a file. */
 export interface MemoryStrReplaceCommand {
   /** Always `"str_replace"`. */
   readonly command: "str_replace";
   /** `/memories/<key>`. */
   readonly path: string;
-  /** The text to replace; it must occur on exactly one line. */
+  /** The text to replace; it must occur exactly once in the file, and may span lines. */
   readonly old_str: string;
-  /** The text to put in its place. */
-  readonly new_str: string;
+  /** The text to put in its place; omitted (or `null`), `old_str` is deleted. */
+  readonly new_str?: string | null | undefined;
 }
 
 /** `insert`: insert a line into a file. */
@@ -77,7 +77,7 @@ export interface AnthropicMemoryHandlers {
   view(command: MemoryViewCommand): Promise<string>;
   /** Creates a file; fails when it exists. */
   create(command: MemoryCreateCommand): Promise<string>;
-  /** Replaces text occurring on exactly one line of a file. */
+  /** Replaces text occurring exactly once in a file. */
   str_replace(command: MemoryStrReplaceCommand): Promise<string>;
   /** Inserts a line into a file. */
   insert(command: MemoryInsertCommand): Promise<string>;

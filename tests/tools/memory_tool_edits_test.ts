@@ -1,0 +1,272 @@
+// Claude's memory tool through the SDK's own handler interface (betaMemoryTool): str_replace
+// follows the tool's documented semantics (whole-text, exactly once, multi-line allowed, an
+// omitted new_str deletes), unlike the TypeScript SDK's filesystem tool; and the handlers'
+// read-modify-write never loses an edit, even on a file store without readBeforeUpdate, in one
+// process and across two; a rename racing an edit loses nothing.
+
+import assert from "node:assert/strict";
+import { BetaLocalFilesystemMemoryTool, betaMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
+import {
+  type AnthropicMemoryHandlers,
+  anthropicMemoryHandlers,
+  openFileStore,
+  Scope,
+  StaleError,
+  type Store,
+} from "../../mod.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "agentmem-edits-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+// Runs one command through the SDK's betaMemoryTool, as its tool runner does.
+async function viaSdk(
+  handlers: AnthropicMemoryHandlers,
+  input: Record<string, unknown>,
+): Promise<{ ok: boolean; text: string }> {
+  const tool = betaMemoryTool(handlers as never);
+  try {
+    return { ok: true, text: String(await tool.run(tool.parse(input as never))) };
+  } catch (e) {
+    return { ok: false, text: (e as Error).message };
+  }
+}
+
+Deno.test("str_replace replaces a multi-line old_str that occurs once, where the SDK's TypeScript tool refuses it", async () => {
+  await withDir(async (dir) => {
+    const store = await openFileStore({ dir: `${dir}/store` });
+    const memory = anthropicMemoryHandlers(store, { scope: new Scope() });
+    const sdk = await BetaLocalFilesystemMemoryTool.init(`${dir}/sdk`);
+    const create = { command: "create", path: "/memories/a.md", file_text: "line one\nline two\n" };
+    const edit = {
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: "line one\nline two",
+      new_str: "lines one and two",
+    };
+    assert.equal((await viaSdk(memory, create)).ok, true);
+    await sdk.create(create as never);
+    const ours = await viaSdk(memory, edit);
+    assert.equal(ours.ok, true, ours.text);
+    assert.equal((await store.read("a.md")).content, "lines one and two\n");
+    // The difference we make on purpose (anthropic-sdk-typescript issue 1180).
+    await assert.rejects(sdk.str_replace(edit as never), /did not appear verbatim/);
+  });
+});
+
+Deno.test("str_replace with new_str omitted deletes old_str; null does too", async () => {
+  await withDir(async (dir) => {
+    const store = await openFileStore({ dir });
+    const memory = anthropicMemoryHandlers(store, { scope: new Scope() });
+    await viaSdk(memory, {
+      command: "create",
+      path: "/memories/a.md",
+      file_text: "keep drop keep",
+    });
+    const r = await viaSdk(memory, {
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: " drop",
+    });
+    assert.equal(r.ok, true, r.text);
+    assert.equal((await store.read("a.md")).content, "keep keep");
+    await memory.str_replace({
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: " keep",
+      new_str: null,
+    });
+    assert.equal((await store.read("a.md")).content, "keep");
+    const bad = await viaSdk(memory, {
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: "keep",
+      new_str: 7,
+    });
+    assert.equal(bad.ok, false);
+    assert.match(bad.text, /new_str must be a string/);
+    assert.equal((await store.read("a.md")).content, "keep");
+  });
+});
+
+Deno.test("str_replace counts old_str in the whole text: twice on one line is refused, naming the line", async () => {
+  await withDir(async (dir) => {
+    const store = await openFileStore({ dir });
+    const memory = anthropicMemoryHandlers(store, { scope: new Scope() });
+    await memory.create({ command: "create", path: "/memories/a.md", file_text: "x\nab ab\nc" });
+    const r = await viaSdk(memory, {
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: "ab",
+      new_str: "z",
+    });
+    assert.equal(r.ok, false);
+    assert.match(
+      r.text,
+      /Multiple occurrences of old_str "ab" in lines: 2\. Please ensure it is unique/,
+    );
+    // Non-overlapping, as Python's str.count: "aa" occurs once in "aaa".
+    await memory.create({ command: "create", path: "/memories/b.md", file_text: "aaa" });
+    await memory.str_replace({
+      command: "str_replace",
+      path: "/memories/b.md",
+      old_str: "aa",
+      new_str: "b",
+    });
+    assert.equal((await store.read("b.md")).content, "ba");
+    assert.equal((await store.read("a.md")).content, "x\nab ab\nc");
+  });
+});
+
+const EDITS = 20;
+
+function slots(agents: readonly string[], n: number): string {
+  return [
+    "# Shared",
+    ...agents.flatMap((a) => Array.from({ length: n }, (_, i) => `${a}-${i}: todo`)),
+  ]
+    .join("\n");
+}
+
+function lostEdits(content: string): string[] {
+  return content.split("\n").filter((line) => line.endsWith(": todo"));
+}
+
+// Counts the writes that met a newer revision, to show the agents really collided.
+function counting(store: Store): { store: Store; stale: () => number } {
+  let stale = 0;
+  return {
+    store: {
+      info: () => store.info(),
+      list: (o) => store.list(o),
+      read: (k, o) => store.read(k, o),
+      create: (k, d, c, o) => store.create(k, d, c, o),
+      delete: (k, o) => store.delete(k, o),
+      update: (k, d, c, o) =>
+        store.update(k, d, c, o).catch((e) => {
+          if (e instanceof StaleError) stale++;
+          throw e;
+        }),
+    },
+    stale: () => stale,
+  };
+}
+
+Deno.test("two agents' str_replace edits of one memory on a default file store (no readBeforeUpdate) lose nothing, in one process", async () => {
+  await withDir(async (dir) => {
+    const agents = ["a", "b"];
+    const opened = await Promise.all(
+      agents.map(async () => counting(await openFileStore({ dir }))),
+    );
+    await opened[0]!.store.create("shared.md", "Shared", slots(agents, EDITS));
+    await Promise.all(agents.map(async (agent, n) => {
+      const memory = anthropicMemoryHandlers(opened[n]!.store, { scope: new Scope() });
+      for (let i = 0; i < EDITS; i++) {
+        await memory.str_replace({
+          command: "str_replace",
+          path: "/memories/shared.md",
+          old_str: `${agent}-${i}: todo`,
+          new_str: `${agent}-${i}: done`,
+        });
+      }
+    }));
+    const { content } = await (await openFileStore({ dir })).read("shared.md");
+    assert.deepEqual(lostEdits(content), [], content);
+    assert.ok(opened.some((o) => o.stale() > 0), "the agents never collided");
+  });
+});
+
+Deno.test({
+  name:
+    "two agents' str_replace edits of one memory on a default file store lose nothing, across two processes",
+  fn: async () => {
+    await withDir(async (dir) => {
+      const agents = ["p", "q"];
+      const edits = 25;
+      await (await openFileStore({ dir })).create("shared.md", "Shared", slots(agents, edits));
+      const worker = new URL("./_edit_worker.ts", import.meta.url).pathname;
+      const startAt = Date.now() + 2_000;
+      const runs = agents.map((agent) =>
+        new Deno.Command(Deno.execPath(), {
+          args: [
+            ...denoRunArgs(),
+            "--allow-all",
+            worker,
+            dir,
+            agent,
+            String(edits),
+            String(startAt),
+          ],
+          env: denoEnv(),
+          stdout: "piped",
+          stderr: "piped",
+          signal: AbortSignal.timeout(60_000),
+        }).output()
+      );
+      let stale = 0;
+      for (const out of await Promise.all(runs)) {
+        const text = new TextDecoder().decode(out.stdout);
+        assert.ok(out.success, new TextDecoder().decode(out.stderr));
+        stale += (JSON.parse(text) as { stale: number }).stale;
+      }
+      const { content } = await (await openFileStore({ dir })).read("shared.md");
+      assert.deepEqual(lostEdits(content), [], content);
+      console.log(`stale retries across the two processes: ${stale}`);
+    });
+  },
+});
+
+Deno.test("a rename racing a str_replace loses nothing: the edit is in the file that remains, or it failed", async () => {
+  await withDir(async (dir) => {
+    let bothOk = 0;
+    let renameStale = 0;
+    for (let trial = 0; trial < 40; trial++) {
+      const store = await openFileStore({ dir });
+      const from = `t${trial}.md`;
+      const to = `t${trial}-renamed.md`;
+      await store.create(from, "Trial", "x: 0\n");
+      // Two agents, so two scopes and no queue between them.
+      const renamer = anthropicMemoryHandlers(store, { scope: new Scope() });
+      const editor = anthropicMemoryHandlers(await openFileStore({ dir }), { scope: new Scope() });
+      const [renamed, edited] = await Promise.allSettled([
+        renamer.rename({
+          command: "rename",
+          old_path: `/memories/${from}`,
+          new_path: `/memories/${to}`,
+        }),
+        // The editor waits a varying moment, so its write lands at different points of the rename.
+        new Promise((r) => setTimeout(r, trial % 4)).then(() =>
+          editor.str_replace({
+            command: "str_replace",
+            path: `/memories/${from}`,
+            old_str: "x: 0",
+            new_str: "x: 1",
+          })
+        ),
+      ]);
+      const held = async (key: string) => (await store.read(key).catch(() => undefined))?.content;
+      const [a, b] = [await held(from), await held(to)];
+      if (edited.status === "fulfilled") {
+        assert.ok(a === "x: 1\n" || b === "x: 1\n", `trial ${trial}: edit lost (a ${a}, b ${b})`);
+      }
+      if (renamed.status === "fulfilled") {
+        assert.equal(a, undefined, `trial ${trial}: renamed, yet ${from} remains`);
+        assert.ok(b !== undefined, `trial ${trial}: renamed, yet ${to} is missing`);
+      } else {
+        assert.match(String(renamed.reason), /changed while it was being renamed|does not exist/);
+        renameStale++;
+      }
+      if (renamed.status === "fulfilled" && edited.status === "fulfilled") bothOk++;
+      assert.ok(a !== undefined || b !== undefined, `trial ${trial}: both files gone`);
+    }
+    console.log(
+      `rename + edit both succeeded in ${bothOk} of 40 trials; rename stale in ${renameStale}`,
+    );
+  });
+});
