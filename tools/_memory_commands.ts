@@ -284,21 +284,26 @@ export function traced<C>(
         "memory.backend": backend,
         "memory.operation": `memory.${command}`,
       },
-      async () => {
+      async (): Promise<Traced> => {
         try {
           if (c === null || typeof c !== "object" || Array.isArray(c)) {
             throw new CommandError(
               `The ${command} command's input must be a JSON object, as the memory tool defines it`,
             );
           }
-          return { text: await run(c) };
+          return { ok: true, text: await run(c) };
         } catch (e) {
-          return { error: e instanceof CommandError ? e : storeError(e, ROOT) };
+          return { ok: false, error: e instanceof CommandError ? e : storeError(e, ROOT) };
         }
       },
-      (r) => "error" in r ? r.error.outcome : "ok",
+      (r) => r.ok ? "ok" : r.error.outcome,
     ).then((r) => {
-      if ("error" in r) throw r.error;
+      if (!r.ok) throw r.error;
       return r.text;
     });
 }
+
+type Traced = { readonly ok: true; readonly text: string } | {
+  readonly ok: false;
+  readonly error: CommandError;
+};

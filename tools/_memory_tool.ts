@@ -16,6 +16,7 @@ import {
 } from "./tool.ts";
 import { checkArgs, type Fields } from "./_args.ts";
 import { DELETE, WRITE } from "./_names.ts";
+import { setOrderKey } from "./_queue.ts";
 
 /** What every memory tool of one run shares. */
 export interface Context {
@@ -106,7 +107,10 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
       ({ result, call }) => call.outcome ?? (result.isError ? "invalid_arguments" : "ok"),
     ).then(({ result }) => result, () => internalError(def.name));
   };
-  return Object.freeze({ ...tool, run });
+  const memory = Object.freeze({ ...tool, run });
+  // The runners' ordered mode queues this tool's calls behind earlier ones of the same scope.
+  setOrderKey(memory, ctx.scope ?? ctx);
+  return memory;
 }
 
 // One call's span, signal and outcome, keyed by the options object the call hands to defineTool.
