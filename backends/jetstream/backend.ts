@@ -24,7 +24,7 @@ import {
 } from "./errors.ts";
 import { count, headerDescription, type Keyspace, type OldMarker, scan } from "./scan.ts";
 import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
-import { publish, publishDelete, purgeMarker } from "./write.ts";
+import { publish, publishDelete, purgeMarker, type WriteTarget } from "./write.ts";
 import { auditOfScan } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 import { isPermissionDenied } from "./bind.ts";
@@ -47,6 +47,8 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly warn: (message: string) => void;
   /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
   readonly instance: string;
+  /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
+  readonly headers: WriteTarget["headers"];
 }
 
 type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
