@@ -1,6 +1,6 @@
 /**
- * The four model-facing memory tools: `memory_list`, `memory_read`, `memory_write` and
- * `memory_delete`.
+ * The model-facing memory tools: `memory_list`, `memory_read`, `memory_write`, `memory_delete`,
+ * and the opt-in `memory_search`.
  *
  * @module
  */
@@ -13,6 +13,7 @@ import { checkStore } from "./_adapt.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";
 import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
+import { searchTool } from "./_search_tool.ts";
 import { readToolOptions } from "./_options.ts";
 
 export { DEFAULT_LIST_CHARS, MIN_LIST_CHARS };
@@ -39,12 +40,20 @@ export interface MemoryToolsOptions {
    * at least one memory.
    */
   readonly listMaxChars?: number | undefined;
+  /**
+   * Add `memory_search` (default `false`): ranked full-text search over keys, descriptions and
+   * bodies, each hit shown with its key, description and a snippet, in pages within
+   * `listMaxChars`. Read-only, so read-only stores offer it too. Each search reads every memory
+   * (without the run's scope: a search grants no authority to overwrite).
+   */
+  readonly search?: boolean | undefined;
 }
 
 /**
  * The memory tools for one run over `store`: `memory_list`, `memory_read`, `memory_write` and
- * `memory_delete`, or only the first two when read-only. Each carries an empty `ExposeSpec`,
- * which keeps it off MCP and A2A.
+ * `memory_delete`, or only the first two when read-only; with `search: true`, `memory_search`
+ * after `memory_read` (read-only stores included). Each carries an empty `ExposeSpec`, which
+ * keeps it off MCP and A2A.
  *
  * Every call passes the run's scope to the store and makes an OpenTelemetry span
  * (`execute_tool <name>`, with `memory.backend`, `memory.operation` and `memory.outcome`). Stored
@@ -73,20 +82,21 @@ export interface MemoryToolsOptions {
  * ```
  *
  * @param store The store; any `Store` works, its calls are traced.
- * @param options `readOnly` and the run's `scope`.
- * @returns The tools, in the order list, read, write, delete.
+ * @param options `readOnly`, the run's `scope`, `listMaxChars` and `search`.
+ * @returns The tools, in the order list, read, search (when asked for), write, delete.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
 export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Tool[] {
-  const ctx = context(store, options);
+  const { ctx, search } = context(store, options);
   const tools = [listTool(ctx), readTool(ctx)];
+  if (search) tools.push(searchTool(ctx));
   if (!ctx.readOnly) tools.push(writeTool(ctx), deleteTool(ctx));
   return tools;
 }
 
-const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars"];
+const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search"];
 
-function context(store: Store, options: MemoryToolsOptions): Context {
+function context(store: Store, options: MemoryToolsOptions): { ctx: Context; search: boolean } {
   const action = "make the memory tools";
   const backend = checkStore(store, action);
   const o = readToolOptions(action, options, OPTION_FIELDS);
@@ -95,11 +105,12 @@ function context(store: Store, options: MemoryToolsOptions): Context {
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw o.fail(`option "scope" must be a Scope or null`);
   }
-  return {
+  const ctx: Context = {
     store: instrument(store),
     backend,
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
     listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
   };
+  return { ctx, search: o.boolean("search") === true };
 }
