@@ -120,17 +120,25 @@ Deno.test({
       "@nats-io/jetstream",
       "@nats-io/kv",
       "@nats-io/nats-core",
+      "@nats-io/transport-node",
       "@opentelemetry/api",
       "yaml",
     ];
     assert.deepEqual(
-      packageJson.dependencies,
+      Object.fromEntries(Object.entries(packageJson.dependencies as object).sort()),
       Object.fromEntries(expected.map((n) => [n, imports[n]!.slice(`npm:${n}@`.length)])),
     );
     assert.equal(packageJson.name, "@agentmem/memory");
     const installed = `${app}/node_modules/@agentmem/memory`;
     for (const file of ["package.json", "index.mjs", "index.d.mts", "README.md", "LICENSE"]) {
       assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
+    }
+    // Every module the bundles import from their own folder is in the tarball.
+    for (const file of ["index.mjs", "cli.mjs"]) {
+      const js = await Deno.readTextFile(`${installed}/${file}`);
+      for (const [, chunk] of js.matchAll(/from "\.\/([^"]+)"/g)) {
+        assert.ok((await Deno.stat(`${installed}/${chunk}`)).isFile, `the tarball lacks ${chunk}`);
+      }
     }
   },
 });
@@ -141,8 +149,14 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     const { app } = await project();
-    const js = await Deno.readTextFile(`${app}/node_modules/@agentmem/memory/index.mjs`);
-    assert.deepEqual(denoGlobalUses(js), []);
+    const installed = `${app}/node_modules/@agentmem/memory`;
+    for (
+      const file of (JSON.parse(await Deno.readTextFile(`${installed}/package.json`)) as {
+        files: string[];
+      }).files.filter((f) => f.endsWith(".mjs"))
+    ) {
+      assert.deepEqual(denoGlobalUses(await Deno.readTextFile(`${installed}/${file}`)), [], file);
+    }
   },
 });
 
@@ -284,3 +298,41 @@ for (const [mode, what] of Object.entries(MIXED_RACES) as [keyof typeof MIXED_RA
     },
   );
 }
+
+test("[node22] the package's agentmem bin runs the operator CLI on Node", ["node22"], async () => {
+  const node = runtime("node22");
+  const { app } = await project();
+  const bin = `${app}/node_modules/.bin/agentmem`;
+  const dir = await Deno.makeTempDir({ prefix: "agentmem-bin-" });
+  const run = async (args: string[], stdin = "") => {
+    const child = new Deno.Command(node.bin, {
+      args: [bin, ...args, "--dir", dir],
+      cwd: app,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+    const out = await child.output();
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+  };
+  try {
+    const written = await run(["write", "user.units", "--description", "Units"], "metric\n");
+    assert.equal(written.code, 0, written.stderr);
+    assert.equal(written.stdout, "created user.units\n");
+    const listed = await run(["list"]);
+    assert.equal(listed.stdout, "user.units\tUnits\n");
+    assert.equal((await run(["read", "user.units", "--raw"])).stdout, "metric\n");
+    const info = await run(["info", "--json"]);
+    assert.equal(JSON.parse(info.stdout).entries, 1);
+    const typo = await run(["lsit"]);
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /did you mean "list"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
