@@ -60,6 +60,9 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
 };
 
+/** Option values given as text, each optional: what a command reads of its `--name value` options. */
+export type TextOptions<K extends string> = { readonly [P in K]?: string | undefined };
+
 /** The parsed command line. */
 export interface Args {
   /** Option values by name (`true` for a boolean given). */

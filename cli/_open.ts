@@ -6,18 +6,13 @@ import { statSync } from "node:fs";
 import process from "node:process";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
-import { UsageError } from "./_args.ts";
+import { type TextOptions, UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
 import { InputError, readUtf8File } from "./_input.ts";
 
 /** The option values `open` reads. */
-export interface OpenOptions {
-  readonly dir?: string | undefined;
-  readonly servers?: string | undefined;
-  readonly bucket?: string | undefined;
-  readonly prefix?: string | undefined;
-  readonly creds?: string | undefined;
-  readonly config?: string | undefined;
+export interface OpenOptions
+  extends TextOptions<"dir" | "servers" | "bucket" | "prefix" | "creds" | "config"> {
   readonly readOnly: boolean;
   /** Whether the command may create a missing file-store directory. */
   readonly mayCreate: boolean;

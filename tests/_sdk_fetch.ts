@@ -67,3 +67,42 @@ export function anthropicMessage(
 export function toolUse(id: string, name: string, input: unknown): unknown {
   return { type: "tool_use", id, name, input };
 }
+
+/** An OpenAI Responses API reply with `output` items. */
+export function openaiResponse(output: unknown[]): unknown {
+  return {
+    id: `resp_${crypto.randomUUID().slice(0, 8)}`,
+    object: "response",
+    created_at: 0,
+    status: "completed",
+    model: "gpt-5",
+    output,
+    parallel_tool_calls: true,
+    tool_choice: "auto",
+    tools: [],
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    metadata: {},
+    temperature: 1,
+    top_p: 1,
+  };
+}
+
+/** A `tool_result` block as the Anthropic tool runner sends it back. */
+export interface ToolResultBlock {
+  type: string;
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+/** The `tool_result` blocks the Anthropic tool runner sent in request `i`. */
+export function toolResults(script: ScriptedFetch, i: number): ToolResultBlock[] {
+  const body = script.requests[i]!.body as { messages: { role: string; content: unknown }[] };
+  return body.messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as ToolResultBlock[]).filter((b) => b.type === "tool_result")
+      : []
+  );
+}

@@ -224,6 +224,30 @@ export function bodyOf(text: string): string {
   return block.lines.slice(start + 1).map((l) => l.replace(/^\| ?/, "")).join("\n");
 }
 
+/**
+ * `store` with its updates counted where the store refused them as stale: to show that writers
+ * that must not lose each other's edits really collided.
+ */
+export function countingStale(store: Store): { store: Store; stale: () => number } {
+  let stale = 0;
+  const update: Store["update"] = (k, d, c, o) =>
+    store.update(k, d, c, o).catch((e) => {
+      if (e instanceof StaleError) stale++;
+      throw e;
+    });
+  return {
+    store: {
+      info: () => store.info(),
+      list: (o) => store.list(o),
+      read: (k, o) => store.read(k, o),
+      create: (k, d, c, o) => store.create(k, d, c, o),
+      delete: (k, o) => store.delete(k, o),
+      update,
+    },
+    stale: () => stale,
+  };
+}
+
 /** A fresh scope, for tests that want to look at it. */
 export function scope(): Scope {
   return new Scope();

@@ -3,31 +3,12 @@
 // bucket's revision check, retried when the other run wrote first.
 
 import assert from "node:assert/strict";
-import { anthropicMemoryHandlers, Scope, StaleError, type Store } from "../mod.ts";
+import { anthropicMemoryHandlers, Scope } from "../mod.ts";
+import { countingStale } from "./_tools_helpers.ts";
 import { natsFixture } from "./_jetstream_fixture.ts";
 import { needsNats } from "./_nats_server.ts";
 
 const EDITS = 20;
-
-// Counts the updates the bucket refused as stale, to show the runs really collided.
-function counting(store: Store): { store: Store; stale: () => number } {
-  let stale = 0;
-  return {
-    store: {
-      info: () => store.info(),
-      list: (o) => store.list(o),
-      read: (k, o) => store.read(k, o),
-      create: (k, d, c, o) => store.create(k, d, c, o),
-      delete: (k, o) => store.delete(k, o),
-      update: (k, d, c, o) =>
-        store.update(k, d, c, o).catch((e) => {
-          if (e instanceof StaleError) stale++;
-          throw e;
-        }),
-    },
-    stale: () => stale,
-  };
-}
 
 // With readBeforeUpdate off too: the handlers ask for a revision-checked write whatever the
 // store's default.
@@ -38,8 +19,8 @@ for (const readBeforeUpdate of [true, false]) {
     ...needsNats(),
     fn: async () => {
       await using nats = await natsFixture();
-      const a = counting(await nats.open({ readBeforeUpdate }));
-      const b = counting(await nats.open({ readBeforeUpdate }));
+      const a = countingStale(await nats.open({ readBeforeUpdate }));
+      const b = countingStale(await nats.open({ readBeforeUpdate }));
       const runA = anthropicMemoryHandlers(a.store, { scope: new Scope() });
       const runB = anthropicMemoryHandlers(b.store, { scope: new Scope() });
       await runA.create({

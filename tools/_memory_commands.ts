@@ -4,7 +4,7 @@
 import { MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
 import { Scope } from "../store/scope.ts";
-import type { Item, Store } from "../store/types.ts";
+import type { CallOptions, Entry, Item, Store } from "../store/types.ts";
 import { checkedCall } from "../store/_checked.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import { utf8Length } from "../store/_text.ts";
@@ -99,6 +99,15 @@ export function adopt(run: Runner, own: Scope): void {
   }
 }
 
+/** Reads a memory file; a store failure is a `CommandError` in the model's terms. */
+export async function readFile(store: Store, key: string, call: CallOptions): Promise<Entry> {
+  try {
+    return await store.read(key, call);
+  } catch (e) {
+    throw storeError(e, pathOf(key));
+  }
+}
+
 /**
  * Applies `apply` to the file's current text and writes the result only if the file still holds
  * what was read (a revision-checked write, on every store this library builds, whatever its
@@ -114,12 +123,7 @@ export async function editFile(
   const path = pathOf(key);
   for (let attempt = 1;; attempt++) {
     const call = ownCall(run);
-    let entry;
-    try {
-      entry = await run.store.read(key, call);
-    } catch (e) {
-      throw storeError(e, path);
-    }
+    const entry = await readFile(run.store, key, call);
     const text = apply(entry.content);
     // A description that came from the text follows it; one written otherwise stays.
     const description = entry.description === describeText(entry.content)
@@ -147,12 +151,7 @@ export async function editFile(
 export async function renameFile(run: Runner, from: string, to: string): Promise<void> {
   const [fromPath, toPath] = [pathOf(from), pathOf(to)];
   const call = ownCall(run);
-  let entry;
-  try {
-    entry = await run.store.read(from, call);
-  } catch (e) {
-    throw storeError(e, fromPath);
-  }
+  const entry = await readFile(run.store, from, call);
   try {
     await run.store.create(to, entry.description, entry.content, call);
   } catch (e) {

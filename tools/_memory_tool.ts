@@ -14,7 +14,7 @@ import {
   type ToolResult,
   type ToolRunOptions,
 } from "./tool.ts";
-import { checkArgs, type Fields } from "./_args.ts";
+import { checkArgs, type Field, type Fields } from "./_args.ts";
 import { DELETE, WRITE } from "./_names.ts";
 import { setOrderKey } from "./_queue.ts";
 
@@ -43,20 +43,35 @@ export function refuse(outcome: string, content: string): Outcome {
   return { isError: true, content, outcome };
 }
 
+/** One argument's JSON Schema; its `type` is also what the arguments are checked against. */
+export interface Property {
+  readonly type: Field["type"];
+  readonly [keyword: string]: unknown;
+}
+
 export interface Definition {
   readonly name: string;
   readonly description: string;
-  readonly fields: Fields;
-  readonly properties: Readonly<Record<string, unknown>>;
+  /** The arguments, as the input schema shows them to the model. */
+  readonly properties: Readonly<Record<string, Property>>;
+  /** The arguments that must be given. */
+  readonly required: readonly string[];
   readonly handle: (args: Record<string, unknown>, call: CallOptions) => Promise<Outcome>;
 }
 
 export function memoryTool(ctx: Context, def: Definition): Tool {
-  const required = Object.keys(def.fields).filter((k) => def.fields[k]?.required);
+  const { required } = def;
+  // One source for the model and the check: the schema's properties are the fields.
+  const fields: Fields = Object.fromEntries(
+    Object.entries(def.properties).map(([name, p]) => [
+      name,
+      { type: p.type, required: required.includes(name) },
+    ]),
+  );
   const inputSchema: ToolInputSchema = {
     type: "object",
     properties: def.properties,
-    ...(required.length > 0 ? { required } : {}),
+    ...(required.length > 0 ? { required: [...required] } : {}),
     additionalProperties: false,
   };
   const unchanged = def.name === WRITE
@@ -77,7 +92,7 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
       // Until the handler answers, a failure is an internal one; a call that never gets here had
       // arguments that were not JSON.
       if (call !== undefined) call.outcome = "error";
-      const args = checkArgs(def.name, input, def.fields);
+      const args = checkArgs(def.name, input, fields);
       const outcome = typeof args === "string"
         ? refuse("invalid_arguments", `Refused: ${args}.${unchanged}`)
         : await handle(ctx, def, args, call);

@@ -24,6 +24,7 @@ import {
 import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "./_list_tool.ts";
 import {
   editFile,
+  readFile,
   renameFile,
   type Runner,
   storeError,
@@ -153,12 +154,7 @@ export function anthropicMemoryHandlers(
     async view({ path, view_range }) {
       const p = parsePath(path);
       if (p.root) return await viewRoot(run, view_range, viewMaxChars);
-      let entry;
-      try {
-        entry = await run.store.read(p.key, call);
-      } catch (e) {
-        throw storeError(e, path);
-      }
+      const entry = await readFile(run.store, p.key, call);
       const { lines, first } = viewRange(entry.content.split("\n"), view_range);
       const { text } = frame("MEMORY DATA", [
         `description: ${oneLine(entry.description)}`,

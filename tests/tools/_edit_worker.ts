@@ -4,30 +4,13 @@
 //
 // deno run ... _edit_worker.ts <dir> <agent> <edits> <startAtMs>
 
-import {
-  anthropicMemoryHandlers,
-  openFileStore,
-  Scope,
-  StaleError,
-  type Store,
-} from "../../mod.ts";
+import { anthropicMemoryHandlers, openFileStore, Scope } from "../../mod.ts";
+import { countingStale } from "../_tools_helpers.ts";
 
 const [dir, agent, edits, startAt] = Deno.args as [string, string, string, string];
 const store = await openFileStore({ dir });
-let stale = 0;
-const counted: Store = {
-  info: () => store.info(),
-  list: (o) => store.list(o),
-  read: (k, o) => store.read(k, o),
-  create: (k, d, c, o) => store.create(k, d, c, o),
-  delete: (k, o) => store.delete(k, o),
-  update: (k, d, c, o) =>
-    store.update(k, d, c, o).catch((e) => {
-      if (e instanceof StaleError) stale++;
-      throw e;
-    }),
-};
-const memory = anthropicMemoryHandlers(counted, { scope: new Scope() });
+const counted = countingStale(store);
+const memory = anthropicMemoryHandlers(counted.store, { scope: new Scope() });
 while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 2));
 for (let i = 0; i < Number(edits); i++) {
   await memory.str_replace({
@@ -37,4 +20,4 @@ for (let i = 0; i < Number(edits); i++) {
     new_str: `${agent}-${i}: done`,
   });
 }
-console.log(JSON.stringify({ stale }));
+console.log(JSON.stringify({ stale: counted.stale() }));

@@ -11,18 +11,14 @@ import {
   anthropicMemoryHandlers,
   openFileStore,
   Scope,
-  StaleError,
-  type Store,
 } from "../../mod.ts";
+import { countingStale } from "../_tools_helpers.ts";
 import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { tempDir } from "../_cli_helpers.ts";
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-edits-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using dir = await tempDir();
+  return await fn(dir.path);
 }
 
 // Runs one command through the SDK's betaMemoryTool, as its tool runner does.
@@ -138,31 +134,11 @@ function lostEdits(content: string): string[] {
   return content.split("\n").filter((line) => line.endsWith(": todo"));
 }
 
-// Counts the writes that met a newer revision, to show the agents really collided.
-function counting(store: Store): { store: Store; stale: () => number } {
-  let stale = 0;
-  return {
-    store: {
-      info: () => store.info(),
-      list: (o) => store.list(o),
-      read: (k, o) => store.read(k, o),
-      create: (k, d, c, o) => store.create(k, d, c, o),
-      delete: (k, o) => store.delete(k, o),
-      update: (k, d, c, o) =>
-        store.update(k, d, c, o).catch((e) => {
-          if (e instanceof StaleError) stale++;
-          throw e;
-        }),
-    },
-    stale: () => stale,
-  };
-}
-
 Deno.test("two agents' str_replace edits of one memory on a default file store (no readBeforeUpdate) lose nothing, in one process", async () => {
   await withDir(async (dir) => {
     const agents = ["a", "b"];
     const opened = await Promise.all(
-      agents.map(async () => counting(await openFileStore({ dir }))),
+      agents.map(async () => countingStale(await openFileStore({ dir }))),
     );
     await opened[0]!.store.create("shared.md", "Shared", slots(agents, EDITS));
     await Promise.all(agents.map(async (agent, n) => {

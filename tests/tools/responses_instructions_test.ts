@@ -6,27 +6,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { chat } from "../../examples/openai_responses.ts";
 import { FakeStore } from "../_tools_helpers.ts";
-import { scriptedFetch } from "../_sdk_fetch.ts";
-
-function response(output: unknown[]): unknown {
-  return {
-    id: `resp_${crypto.randomUUID().slice(0, 8)}`,
-    object: "response",
-    created_at: 0,
-    status: "completed",
-    model: "gpt-5",
-    output,
-    parallel_tool_calls: true,
-    tool_choice: "auto",
-    tools: [],
-    error: null,
-    incomplete_details: null,
-    instructions: null,
-    metadata: {},
-    temperature: 1,
-    top_p: 1,
-  };
-}
+import { openaiResponse as response, scriptedFetch } from "../_sdk_fetch.ts";
 
 const write = (callId: string, key: string) => ({
   type: "function_call",

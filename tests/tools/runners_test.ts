@@ -17,31 +17,19 @@ import {
   toAnthropicRunnableTools,
   toAnthropicTools,
 } from "../../mod.ts";
-import { anthropicMessage, type ScriptedFetch, scriptedFetch, toolUse } from "../_sdk_fetch.ts";
+import {
+  anthropicMessage,
+  type ScriptedFetch,
+  scriptedFetch,
+  type ToolResultBlock,
+  toolResults,
+  toolUse,
+} from "../_sdk_fetch.ts";
+import { tempDir } from "../_cli_helpers.ts";
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-runners-" });
-  try {
-    return await fn(await openFileStore({ dir }));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-interface ToolResultBlock {
-  type: string;
-  tool_use_id: string;
-  content: string;
-  is_error?: boolean;
-}
-
-function toolResults(script: ScriptedFetch, i: number): ToolResultBlock[] {
-  const body = script.requests[i]!.body as { messages: { content: unknown }[] };
-  return body.messages.flatMap((m) =>
-    Array.isArray(m.content)
-      ? (m.content as ToolResultBlock[]).filter((b) => b.type === "tool_result")
-      : []
-  );
+  await using dir = await tempDir();
+  return await fn(await openFileStore({ dir: dir.path }));
 }
 
 // One turn: write a key, read it, create another and delete it, all in one reply.

@@ -5,18 +5,9 @@
 
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import {
-  memorySystemNote,
-  memoryTools,
-  openFileStore,
-  runTool,
-  Scope,
-  type Store,
-  toAISDKTools,
-  toAnthropicRunnableTools,
-  type Tool,
-  toOpenAITools,
-} from "../../mod.ts";
+import { memorySystemNote, memoryTools, openFileStore, runTool, Scope } from "../../mod.ts";
+import type { Store, Tool } from "../../mod.ts";
+import { toAISDKTools, toAnthropicRunnableTools, toOpenAITools } from "../../mod.ts";
 import { assertFramed, blocksOf, FakeStore, HOSTILE_CONTENT } from "../_tools_helpers.ts";
 import { anthropicMessage, scriptedFetch, toolUse } from "../_sdk_fetch.ts";
 
