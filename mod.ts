@@ -61,9 +61,11 @@ export {
 export { parseEntry, serializeEntry } from "./store/serialize.ts";
 export {
   latestScope,
+  PROVENANCE_ID,
   Scope,
   SCOPE_SNAPSHOT_KIND,
   SCOPE_SNAPSHOT_VERSION,
+  type ScopeOptions,
   type ScopeSnapshot,
 } from "./store/scope.ts";
 export {
@@ -74,6 +76,7 @@ export {
   type OptionType,
   type OptionValue,
   type RequiredOptionKeys,
+  type SpecValue,
 } from "./store/options.ts";
 export {
   type BackendDefinition,
@@ -85,6 +88,20 @@ export {
   type StoreDeps,
 } from "./store/registry.ts";
 export { isReadOnly, readOnlyStore } from "./store/_store.ts";
+export {
+  auditLog,
+  type AuditLogFilter,
+  DEFAULT_RETENTION,
+  history,
+  type HistoryProblem,
+  type HistoryRetention,
+  readVersion,
+  restoreVersion,
+  type RevertOptions,
+  type RevertResult,
+  revertRun,
+  type Version,
+} from "./store/history.ts";
 export { type AuditEntry, type AuditProblem, auditStore, type StoreAudit } from "./store/audit.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {

@@ -22,6 +22,7 @@
 import { errorKind } from "../store/_text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
+import { HISTORY_OPTION, retentionOf } from "../store/history.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/_store.ts";
@@ -52,6 +53,14 @@ export interface FileStoreOptions {
    * refused with `ReadOnlyError`. Read permission is enough. Default `false`.
    */
   readonly readOnly?: boolean | undefined;
+  /**
+   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`), in
+   * `<dir>/.history/<key>/`. Default on, keeping at least the last 64 versions of every key and
+   * every version younger than 30 days (deleted keys included); `{ versions, days }` changes
+   * that, `false` turns history off. Versions never count against the entry limit and never
+   * show in `list()`.
+   */
+  readonly history?: boolean | { readonly versions?: number; readonly days?: number } | undefined;
 }
 
 const FILE_OPTIONS = {
@@ -62,6 +71,7 @@ const FILE_OPTIONS = {
     description: "refuse an update of a key this run has not read at its current revision",
   },
   readOnly: { type: "boolean", description: "never create or write anything (default false)" },
+  history: HISTORY_OPTION,
 } as const;
 
 const BACKEND = "file";
@@ -110,6 +120,7 @@ const DIR_MODE = 0o700;
 export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const decoded = decodeOptions(BACKEND, options, FILE_OPTIONS);
   const { dir, durable = true, readBeforeUpdate = false, readOnly = false } = decoded;
+  const history = retentionOf(BACKEND, decoded.history);
   if (dir === "") {
     throw new ConfigError(
       `[memory:file] Invalid options for the file backend: option "dir" is empty`,
@@ -131,7 +142,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   // Let a microtask pass, so that opening is asynchronous whatever the I/O layer does.
   await Promise.resolve();
   const store = buildStore(
-    new FileBackend({ root, durable, readBeforeUpdate, writable: !readOnly }),
+    new FileBackend({ root, durable, readBeforeUpdate, writable: !readOnly, history }),
   );
   return readOnly ? readOnlyStore(store) : store;
 }

@@ -12,6 +12,7 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
   const audit = await auditStore(opened.store);
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
+  const chain = audit.history ?? [];
   const info = opened.store.info();
   if (json) {
     out(safeJson({
@@ -27,6 +28,7 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
         message: p.reason,
       })),
       ignored: audit.ignored,
+      history: chain,
     }));
   } else {
     const where = whereLine(opened);
@@ -44,8 +46,18 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
         }${audit.ignored.length > 20 ? ", …" : ""})`,
       );
     }
+    if (chain.length > 0) {
+      out(`history: ${plural(chain.length, "problem", "problems")}`);
+      for (const p of chain) {
+        out(
+          `  ${quoted(p.key)}${
+            p.revision === undefined ? "" : ` revision ${p.revision}`
+          }: ${p.problem}: ${show(p.reason)}`,
+        );
+      }
+    }
   }
-  return problems.length === 0 ? 0 : 1;
+  return problems.length === 0 && chain.length === 0 ? 0 : 1;
 }
 
 /** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */

@@ -1,8 +1,12 @@
 // The everyday commands: info, list, read, write, delete.
 
 import {
+  auditLog,
   auditStore,
+  ConfigError,
   CorruptError,
+  DEFAULT_RETENTION,
+  type HistoryRetention,
   type Item,
   MemoryError,
   NotFoundError,
@@ -54,10 +58,29 @@ function hiddenLine(hidden: number): string {
     `"agentmem check" to see ${hidden === 1 ? "it" : "them"})`;
 }
 
-// Whether the file store keeps history. This version of the file backend keeps none; when
-// openFileStore takes a `history` option, report the store's setting here (and in the JSON).
-function fileHistory(): { json: null; text: string } {
-  return { json: null, text: "not kept (this version of the file backend keeps no history)" };
+// Whether the file store keeps history, and what it keeps: what its options asked for (the
+// library's default when they say nothing), confirmed by asking the store.
+async function fileHistory(
+  opened: Opened,
+): Promise<{ json: HistoryRetention | false; text: string }> {
+  const off = { json: false as const, text: "off (the store keeps no versions)" };
+  const option = opened.history;
+  if (option === false) return off;
+  try {
+    await auditLog(opened.store, { limit: 1 });
+  } catch (e) {
+    if (e instanceof ConfigError) return off;
+    throw e;
+  }
+  const asked = option !== null && typeof option === "object"
+    ? option as Partial<HistoryRetention>
+    : {};
+  const kept = { ...DEFAULT_RETENTION, ...asked };
+  return {
+    json: kept,
+    text: `on (at least the last ${kept.versions} versions of every key, and every version ` +
+      `younger than ${kept.days} days; agentmem history <key> shows them)`,
+  };
 }
 
 /** `info`. */
@@ -76,7 +99,7 @@ export async function info(opened: Opened, o: CommandOptions): Promise<number> {
   // span or a model): the CLI shows the directory the operator named instead.
   const listed = await opened.store.list();
   const hidden = await hiddenCount(opened, listed);
-  const history = fileHistory();
+  const history = await fileHistory(opened);
   if (o.json) {
     out(safeJson({
       backend,
@@ -148,14 +171,14 @@ export async function write(store: Store, key: string, o: CommandOptions): Promi
         "the file given by --file",
       )
       : decodeStrict(await readStdinBytes(), "standard input"));
-  const done = await writeOne(store, key, o.description, content, o.overwrite);
+  const done = await writeOne(store, key, o.description, content, o.overwrite, "cli");
   out(o.json ? safeJson({ key, written: done }) : `${done} ${key}`);
   return 0;
 }
 
 /** `delete <key>`: exit 1 when there was nothing to delete. */
 export async function remove(store: Store, key: string, o: CommandOptions): Promise<number> {
-  const existed = await store.delete(key);
+  const existed = await store.delete(key, { via: "cli" });
   out(o.json ? safeJson({ key, existed }) : existed ? `deleted ${key}` : `${key} did not exist`);
   return existed ? 0 : 1;
 }
@@ -172,23 +195,25 @@ export async function writeOne(
   description: string,
   content: string,
   overwrite: boolean,
+  via: "cli" | "import",
 ): Promise<"created" | "replaced"> {
+  const scope = new Scope({ actor: "operator" });
+  const opts = { scope, via };
   if (!overwrite) {
-    await store.create(key, description, content);
+    await store.create(key, description, content, opts);
     return "created";
   }
-  const scope = new Scope();
   try {
     await store.read(key, { scope });
   } catch (e) {
     if (e instanceof NotFoundError) {
-      await store.create(key, description, content, { scope });
+      await store.create(key, description, content, opts);
       return "created";
     }
     if (!(e instanceof CorruptError)) throw e;
-    await store.delete(key);
+    await store.delete(key, opts);
     try {
-      await store.create(key, description, content, { scope });
+      await store.create(key, description, content, opts);
     } catch (e) {
       if (!(e instanceof MemoryError)) throw e;
       throw new MemoryError(
@@ -199,6 +224,6 @@ export async function writeOne(
     }
     return "replaced";
   }
-  await store.update(key, description, content, { scope });
+  await store.update(key, description, content, opts);
   return "replaced";
 }

@@ -112,7 +112,7 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
     }
     const { description, content } = step.record;
     try {
-      await writeOne(opened.store, key, description, content, step.action === "replace");
+      await writeOne(opened.store, key, description, content, step.action === "replace", "import");
       done[step.action].push(key);
     } catch (e) {
       if (!(e instanceof MemoryError)) throw e;

@@ -36,6 +36,8 @@ export interface Opened {
    * default); `undefined` for other backends. The store itself reports no location for it.
    */
   readonly dir?: string | undefined;
+  /** The file store's `history` option as configured (`undefined`: not given, the default). */
+  readonly history?: unknown;
   /** Closes the CLI's own NATS connection, if any. */
   close(): Promise<void>;
 }
@@ -154,6 +156,7 @@ async function openFile(
   return {
     store: await openStore(config),
     ...(typeof dir === "string" ? { dir } : {}),
+    history: options.history,
     close: () => Promise.resolve(),
   };
 }

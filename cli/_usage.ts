@@ -28,6 +28,17 @@ Commands:
                        is written if any record is bad. A key that already holds different
                        content is skipped and named (exit 1), or replaced with --overwrite;
                        --dry-run says what would happen and writes nothing
+  history <key>        every kept version of a memory, newest first: revision, time, what the
+                       write did, and who made it (run, actor, the path it came by, the model's
+                       tool call id, whether the run was tainted)
+  log                  versions across keys, oldest first; narrow with --key, --run, --actor,
+                       --since, --until (ISO 8601), --tainted, --limit
+  show <key> <rev>     what one version held (--raw: the body alone)
+  restore <key> <rev>  write what that version held as the newest version (a deleted key comes
+                       back); refused as stale if the memory changed meanwhile
+  revert --run <id>    put every key that run wrote back to what it held before the run's first
+                       write (--dry-run first: says what would change); a key someone else
+                       wrote since is left alone and named as a conflict (exit 1)
   bucket init          create a jetstream KV bucket that the backend accepts (history 1, no
                        TTL, max value size large enough) and print the equivalent
                        \`nats kv add\` command; an existing bucket is checked, never changed
@@ -52,8 +63,15 @@ Command options:
   --content <text>      write: the body
   --file <path>         write: read the body from this file
   --overwrite           write, import: replace existing memories
-  --dry-run             import, bucket init: say what would happen, change nothing
-  --raw                 read: print the body alone, byte for byte (for piping)
+  --dry-run             import, revert, bucket init: say what would happen, change nothing
+  --key <key>           log: only this key's versions
+  --run <id>            log: only this run's writes; revert: the run to undo
+  --actor <id>          log: only writes for this actor
+  --since <time>        log: versions at or after this time (ISO 8601, e.g. 2026-12-01T08:00Z)
+  --until <time>        log: versions before this time
+  --tainted             log: only writes from runs that read untrusted input
+  --limit <n>           log: at most this many versions
+  --raw                 read, show: print the body alone, byte for byte (for piping)
   --replicas <n>        bucket init: replicas, 1 to 5 (default 1; 3 on a cluster)
   --storage <kind>      bucket init: file (default) or memory (lost when the server restarts)
   --max-value-size <n>  bucket init: bytes (default and minimum: the largest entry plus the

@@ -17,6 +17,13 @@ import {
 import { bucketInit, bucketSettings } from "./_bucket.ts";
 import { check, exportDump } from "./_check.ts";
 import * as commands from "./_commands.ts";
+import {
+  historyCommand,
+  logCommand,
+  restoreCommand,
+  revertCommand,
+  showCommand,
+} from "./_history.ts";
 import { importDump } from "./_import.ts";
 import { failureKind, InputError } from "./_input.ts";
 import { existing, open, openNats, type OpenOptions } from "./_open.ts";
@@ -88,8 +95,12 @@ export async function main(args: string[]): Promise<number> {
     };
     // Arguments are checked before anything is opened, so a usage error never touches a store.
     let key: string | undefined;
-    if (["read", "write", "delete"].includes(command)) key = keyArg();
-    else if (command === "import") {
+    let revision: string | undefined;
+    if (["read", "write", "delete", "history"].includes(command)) key = keyArg();
+    else if (command === "show" || command === "restore") {
+      if (rest.length !== 2) throw new UsageError(`${command} takes a key and a revision`);
+      [key, revision] = rest as [string, string];
+    } else if (command === "import") {
       if (rest.length > 1) throw new UsageError("import takes at most one file");
     } else noArgs();
     if (command === "write") {
@@ -133,6 +144,9 @@ export async function main(args: string[]): Promise<number> {
         await nc.close().catch(() => {});
       }
     }
+    if ((command === "restore" || (command === "revert" && !dryRun)) && readOnly) {
+      throw new UsageError(`${command} writes; it cannot be --read-only`);
+    }
     if (command === "import" && readOnly && !dryRun) {
       throw new UsageError("import writes; with --read-only only --dry-run is allowed");
     }
@@ -154,6 +168,18 @@ export async function main(args: string[]): Promise<number> {
         file: str("file"),
         overwrite: flag("overwrite"),
       };
+      const h = {
+        json,
+        raw: flag("raw"),
+        dryRun,
+        key: str("key"),
+        run: str("run"),
+        actor: str("actor"),
+        since: str("since"),
+        until: str("until"),
+        tainted: flag("tainted"),
+        limit: str("limit"),
+      };
       switch (command) {
         case "info":
           return await commands.info(opened, o);
@@ -167,6 +193,16 @@ export async function main(args: string[]): Promise<number> {
           return await commands.remove(opened.store, key as string, o);
         case "check":
           return await check(opened, json);
+        case "history":
+          return await historyCommand(opened.store, key as string, h);
+        case "log":
+          return await logCommand(opened.store, h);
+        case "show":
+          return await showCommand(opened.store, key as string, revision as string, h);
+        case "restore":
+          return await restoreCommand(opened.store, key as string, revision as string, h);
+        case "revert":
+          return await revertCommand(opened.store, h);
         default:
           return await exportDump(opened, json);
       }

@@ -19,6 +19,8 @@ export function allowedText(allowed: readonly string[]): string {
  * @param raw The options as given.
  * @param allowed The option names that may appear.
  * @param fail Makes the error for a problem sentence (the caller adds who is complaining).
+ * @param context For a nested object: the path its option names are shown under (`"history."`)
+ * and the sentence naming what it takes.
  * @throws {ConfigError} from `fail`: not an object, not a plain object (a Map, a class instance),
  * an unknown key (whatever its value), or a field that cannot be read.
  */
@@ -26,9 +28,11 @@ export function readOptionFields(
   raw: unknown,
   allowed: readonly string[],
   fail: (problem: string) => ConfigError,
+  context: { readonly path?: string; readonly allowedText?: string } = {},
 ): Record<string, unknown> {
   if (raw === undefined) return {};
-  const allowedList = allowedText(allowed);
+  const allowedList = context.allowedText ?? allowedText(allowed);
+  const path = context.path ?? "";
   try {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
       throw fail(`expected an object, got ${describeType(raw)}; ${allowedList}`);
@@ -41,7 +45,9 @@ export function readOptionFields(
     }
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(raw)) {
-      if (!allowed.includes(key)) throw fail(`unknown option ${quote(key)}; ${allowedList}`);
+      if (!allowed.includes(key)) {
+        throw fail(`unknown option ${quote(path + key)}; ${allowedList}`);
+      }
       if (value === undefined) continue;
       // Defined, not assigned: an option named "__proto__" stays plain data.
       Object.defineProperty(out, key, {

@@ -9,8 +9,12 @@ import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
 import type { StoreAudit } from "./audit.ts";
 import { isChecked } from "./_checked.ts";
+import type { HistoryOps } from "./history.ts";
 
-/** A call's options after checking: the signal and the scope (`null` when none was given). */
+/**
+ * A call's options after checking: the signal, the scope (`null` when none was given), and the
+ * write's provenance (`via`, `"api"` by default, and the tool call id).
+ */
 export interface Call {
   readonly signal: AbortSignal | undefined;
   readonly scope: Scope | null;
@@ -20,6 +24,19 @@ export interface Call {
    * read-before-update default. A delete of a key that holds nothing is then stale too.
    */
   readonly checked: boolean;
+  readonly via: string;
+  readonly callId: string | undefined;
+}
+
+const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
+const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
+
+/**
+ * `id` when it is a legal `callId` (1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`), else
+ * `undefined`: the tools pass a model's tool call id only when a store call would take it.
+ */
+export function legalCallId(id: unknown): string | undefined {
+  return typeof id === "string" && CALL_ID.test(id) ? id : undefined;
 }
 
 /**
@@ -38,6 +55,8 @@ export interface BackendOps {
    * Optional: without it, `auditStore` audits what `list()` and `read()` show.
    */
   audit?(call: Call): Promise<StoreAudit>;
+  /** The store's history, when it keeps one (see store/history.ts). */
+  readonly history?: HistoryOps | undefined;
 }
 
 /** What a store built by `buildStore` offers beyond the `Store` contract. */
@@ -61,7 +80,18 @@ const INSTRUMENTED = Symbol("agentmem.instrumented");
 const READ_ONLY = Symbol("agentmem.readOnly");
 
 /** A store call, or an extension call made through an exported function. */
-export type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
+export type Op =
+  | "list"
+  | "read"
+  | "create"
+  | "update"
+  | "delete"
+  | "audit"
+  | "history"
+  | "read_version"
+  | "restore"
+  | "audit_log"
+  | "revert";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -69,7 +99,21 @@ const VERB: Record<Op, string> = {
   update: "update memory",
   delete: "delete memory",
   audit: "audit the store",
+  history: "read the history of memory",
+  read_version: "read a version of memory",
+  restore: "restore a version of memory",
+  audit_log: "read the audit log",
+  revert: "revert a run",
 };
+// Calls that only read: an answer that comes after the caller gave up is not given.
+const READS: ReadonlySet<Op> = new Set([
+  "list",
+  "read",
+  "audit",
+  "history",
+  "read_version",
+  "audit_log",
+]);
 
 /** Builds a `Store` over a backend's raw operations. */
 export function buildStore(ops: BackendOps): Store {
@@ -137,9 +181,7 @@ export function runCall<T>(
       }
       // A read whose caller gave up gets no answer, however fast it was; a write that
       // committed is reported as done, since it is.
-      if (op === "list" || op === "read" || op === "audit") {
-        abortCheck(backend, op, key, call.signal);
-      }
+      if (READS.has(op)) abortCheck(backend, op, key, call.signal);
       return result;
     },
   );
@@ -147,19 +189,33 @@ export function runCall<T>(
 
 function checkCall(backend: string, opts: unknown): Call {
   if (opts === undefined || opts === null) {
-    return { signal: undefined, scope: null, checked: false };
+    return { signal: undefined, scope: null, checked: false, via: "api", callId: undefined };
   }
   if (typeof opts !== "object") {
     throw new ConfigError(`[memory:${backend}] Call options must be an object`);
   }
-  const { signal, scope } = opts as CallOptions;
+  const { signal, scope, via, callId } = opts as CallOptions;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new ConfigError(`[memory:${backend}] Call option "signal" must be an AbortSignal`);
   }
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw new ConfigError(`[memory:${backend}] Call option "scope" must be a Scope or null`);
   }
-  return { signal, scope: scope ?? null, checked: isChecked(opts) };
+  if (via !== undefined && (typeof via !== "string" || !VIA.test(via))) {
+    throw new ConfigError(
+      `[memory:${backend}] Call option "via" must be 1 to 64 characters of A-Z a-z 0-9 . _ : @ = -, got ${
+        quote(via)
+      }`,
+    );
+  }
+  if (callId !== undefined && (typeof callId !== "string" || !CALL_ID.test(callId))) {
+    throw new ConfigError(
+      `[memory:${backend}] Call option "callId" must be 1 to 256 characters of A-Z a-z 0-9 . _ : @ = -, got ${
+        quote(callId)
+      }`,
+    );
+  }
+  return { signal, scope: scope ?? null, checked: isChecked(opts), via: via ?? "api", callId };
 }
 
 function what(op: Op, key: string | undefined): string {

@@ -9,6 +9,7 @@
 import { MemoryError } from "./errors.ts";
 import type { CallOptions, Entry, Store } from "./types.ts";
 import { type Call, extensionsOf, runCall } from "./_store.ts";
+import type { HistoryProblem } from "./history.ts";
 
 /** Why an audited name is not a healthy memory. */
 export type AuditProblem = "corrupt" | "illegal_name" | "not_a_file" | "unreadable";
@@ -33,6 +34,8 @@ export interface StoreAudit {
   readonly entries: readonly AuditEntry[];
   /** Names beside the keyspace that are never memories (temp files, other files), for the record. */
   readonly ignored: readonly string[];
+  /** What is wrong in the kept versions (an edited or missing version), by key; none when empty. */
+  readonly history?: readonly HistoryProblem[] | undefined;
 }
 
 /**

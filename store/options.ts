@@ -10,12 +10,14 @@ import { allowedText, readOptionFields } from "./_option_fields.ts";
 import { describeType, quote } from "./_text.ts";
 
 /** The JSON types an option can take. */
-export type OptionType = "string" | "boolean" | "number";
+export type OptionType = "string" | "boolean" | "number" | "object";
 
 /** One option of a backend: its type, whether it must be given, and what it is for. */
 export interface OptionSpec {
-  /** The JSON type the value must have. */
-  readonly type: OptionType;
+  /** The JSON type the value must have, or the types it may have. */
+  readonly type: OptionType | readonly OptionType[];
+  /** For an `"object"` option: its own options, decoded by the same strict rules. */
+  readonly fields?: OptionsSchema;
   /** `true` when decoding fails without it. */
   readonly required?: boolean;
   /** A short sentence for error messages and docs. */
@@ -25,10 +27,20 @@ export interface OptionSpec {
 /** A backend's options: name → spec. */
 export type OptionsSchema = Readonly<Record<string, OptionSpec>>;
 
-/** The TypeScript type of an option of JSON type `T`. */
-export type OptionValue<T extends OptionType> = T extends "string" ? string
+/** The TypeScript type of an option of JSON type `T` (`F`: an object option's fields). */
+export type OptionValue<T extends OptionType, F extends OptionsSchema = OptionsSchema> = T extends
+  "string" ? string
   : T extends "boolean" ? boolean
-  : number;
+  : T extends "number" ? number
+  : DecodedOptions<F>;
+
+/** The TypeScript type of an option with spec `S`. */
+export type SpecValue<S extends OptionSpec> = S["type"] extends readonly OptionType[]
+  ? OptionValue<S["type"][number], S["fields"] extends OptionsSchema ? S["fields"] : OptionsSchema>
+  : OptionValue<
+    S["type"] & OptionType,
+    S["fields"] extends OptionsSchema ? S["fields"] : OptionsSchema
+  >;
 /** The names of a schema's required options. */
 export type RequiredOptionKeys<S extends OptionsSchema> = {
   [K in keyof S]: S[K] extends { readonly required: true } ? K : never;
@@ -36,8 +48,8 @@ export type RequiredOptionKeys<S extends OptionsSchema> = {
 
 /** The decoded options for a schema: required options present, the others optional. */
 export type DecodedOptions<S extends OptionsSchema> =
-  & { [K in RequiredOptionKeys<S>]: OptionValue<S[K]["type"]> }
-  & { [K in Exclude<keyof S, RequiredOptionKeys<S>>]?: OptionValue<S[K]["type"]> };
+  & { [K in RequiredOptionKeys<S>]: SpecValue<S[K]> }
+  & { [K in Exclude<keyof S, RequiredOptionKeys<S>>]?: SpecValue<S[K]> };
 
 /**
  * Decodes a backend's options strictly: the block must be a plain object, every key must be one
@@ -67,25 +79,74 @@ export function decodeOptions<S extends OptionsSchema>(
   raw: unknown,
   schema: S,
 ): DecodedOptions<S> {
-  const allowed = Object.keys(schema);
   const fail = (problem: string) =>
     new ConfigError(`[memory:${backend}] Invalid options for the ${backend} backend: ${problem}`);
-  const out = readOptionFields(raw ?? undefined, allowed, fail);
-  for (const [key, value] of Object.entries(out)) {
+  return decodeObject(raw ?? undefined, schema, allowedText(Object.keys(schema)), fail);
+}
+
+function decodeObject<S extends OptionsSchema>(
+  raw: unknown,
+  schema: S,
+  allowedList: string,
+  fail: (problem: string) => ConfigError,
+  path = "",
+): DecodedOptions<S> {
+  // The shape every options object must have (shared with the tools' options).
+  const given = readOptionFields(raw, Object.keys(schema), fail, {
+    path,
+    allowedText: allowedList,
+  });
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(given)) {
     const spec = schema[key]!;
-    const ok = spec.type === "number"
-      ? typeof value === "number" && Number.isFinite(value)
-      : spec.type === "string"
-      ? typeof value === "string"
-      : typeof value === "boolean";
-    if (!ok) {
-      throw fail(`option ${quote(key)} must be a ${spec.type}, got ${describeType(value)}`);
+    const types: readonly OptionType[] = typeof spec.type === "string" ? [spec.type] : spec.type;
+    const type = types.find((t) => hasType(value, t));
+    if (type === undefined) {
+      throw fail(
+        `option ${quote(path + key)} must be ${types.map(article).join(" or ")}, got ${
+          describeType(value)
+        }`,
+      );
     }
+    const fields = spec.fields ?? {};
+    const decoded = type === "object"
+      ? decodeObject(value, fields, allowedFor(path + key, fields), fail, `${path}${key}.`)
+      : value;
+    Object.defineProperty(out, key, {
+      value: decoded,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   for (const [key, spec] of Object.entries(schema)) {
     if (spec.required && !Object.hasOwn(out, key)) {
-      throw fail(`missing required option ${quote(key)}; ${allowedText(allowed)}`);
+      throw fail(`missing required option ${quote(path + key)}; ${allowedList}`);
     }
   }
   return out as DecodedOptions<S>;
+}
+
+function hasType(value: unknown, type: OptionType): boolean {
+  switch (type) {
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
+    default:
+      return typeof value === "object" && value !== null && !Array.isArray(value);
+  }
+}
+
+function article(type: OptionType): string {
+  return type === "object" ? "an object" : `a ${type}`;
+}
+
+function allowedFor(option: string, fields: OptionsSchema): string {
+  const names = Object.keys(fields);
+  return names.length === 0
+    ? `option ${quote(option)} takes no fields`
+    : `option ${quote(option)} takes: ${names.map((k) => quote(k)).join(", ")}`;
 }

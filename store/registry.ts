@@ -103,20 +103,34 @@ function definitionProblem(definition: unknown): string | undefined {
         describeType(options)
       }`;
     }
-    for (const [key, spec] of Object.entries(options)) {
-      const type = spec !== null && typeof spec === "object"
-        ? (spec as Record<string, unknown>).type
-        : undefined;
-      if (type !== "string" && type !== "boolean" && type !== "number") {
-        return `option ${
-          quote(key)
-        } needs a spec like { type: "string" }, with type "string", "boolean" or "number"`;
-      }
-    }
+    return schemaProblem(options as Record<string, unknown>, "");
     return undefined;
   } catch (e) {
     return `reading the definition failed (${errorKind(e)})`;
   }
+}
+
+const TYPES = ["string", "boolean", "number", "object"];
+
+// Why an options schema is not one decodeOptions can use, or `undefined`.
+function schemaProblem(schema: Record<string, unknown>, path: string): string | undefined {
+  for (const [key, spec] of Object.entries(schema)) {
+    const s = spec !== null && typeof spec === "object" ? spec as Record<string, unknown> : {};
+    const types = Array.isArray(s.type) ? s.type : [s.type];
+    if (types.length === 0 || !types.every((t) => TYPES.includes(t as string))) {
+      return `option ${
+        quote(path + key)
+      } needs a spec like { type: "string" }, with type "string", "boolean", "number" or "object" (or a list of them)`;
+    }
+    if (s.fields !== undefined) {
+      if (s.fields === null || typeof s.fields !== "object" || Array.isArray(s.fields)) {
+        return `option ${quote(path + key)} has "fields" that are not an options schema`;
+      }
+      const inner = schemaProblem(s.fields as Record<string, unknown>, `${path}${key}.`);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
 }
 
 /** The names of the registered backends, sorted. */

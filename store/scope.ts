@@ -10,25 +10,53 @@ import { describeType, quote } from "./_text.ts";
 
 /** The `kind` tag every scope snapshot carries, so a journal reader can pick them out. */
 export const SCOPE_SNAPSHOT_KIND = "agentmem.scope";
-/** The snapshot format version this library writes and reads. */
-export const SCOPE_SNAPSHOT_VERSION = 1;
+/**
+ * The snapshot format version this library writes. It reads this one and version 1 (which kept
+ * revisions only; a scope restored from one gets a new run id).
+ */
+export const SCOPE_SNAPSHOT_VERSION = 2;
+
+/** What a run id or an actor id may hold: 1 to 128 of these characters. */
+export const PROVENANCE_ID = /^[A-Za-z0-9._:@=-]{1,128}$/;
 
 /**
- * A JSON-serializable record of a scope: for each store namespace (a backend's bucket and prefix,
- * say), the revision of each key the run has read or written.
+ * A JSON-serializable record of a scope: who the run is, whether it read untrusted input, and for
+ * each store namespace (a backend's bucket and prefix, say) the revision of each key the run has
+ * read or written.
  */
 export interface ScopeSnapshot {
   /** Always `"agentmem.scope"`. */
   readonly kind: typeof SCOPE_SNAPSHOT_KIND;
-  /** Always `1`. */
-  readonly version: typeof SCOPE_SNAPSHOT_VERSION;
+  /** `2` when written by this library; `1` for a snapshot from before provenance. */
+  readonly version: typeof SCOPE_SNAPSHOT_VERSION | 1;
+  /** The run's id (absent in version 1; a scope restored without one gets a new one). */
+  readonly run?: string;
+  /** The agent or user the run acts for, when the host named one. */
+  readonly actor?: string;
+  /** Whether the run read untrusted input (absent in version 1: `false`). */
+  readonly tainted?: boolean;
   /** namespace → key → revision. */
   readonly revisions: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
+/** Who a run is, for `new Scope(...)`. */
+export interface ScopeOptions {
+  /**
+   * The host's id for the run: 1 to 128 characters of `A-Z a-z 0-9 . _ : @ = -`. Generated (16
+   * hex characters) when absent. Every write the run makes records it.
+   */
+  readonly run?: string | undefined;
+  /** The agent or user the run acts for, same characters as `run`. */
+  readonly actor?: string | undefined;
+  /** The run has already read untrusted input (see `taint()`). Default `false`. */
+  readonly tainted?: boolean | undefined;
+}
+
 /**
  * One run's record of which keys it has read and at which revision; the authority a backend that
- * enforces read-before-update checks before it overwrites.
+ * enforces read-before-update checks before it overwrites. It also says who the run is (`run`,
+ * `actor`) and whether it has read untrusted input (`tainted`): every write made with the scope
+ * records them in the memory's history.
  *
  * Pass it per call (`opts.scope`), so one shared store serves many concurrent runs. A missing or
  * `null` scope is valid and authorizes no overwrite. Only `read` and successful writes record a
@@ -51,6 +79,70 @@ export interface ScopeSnapshot {
  */
 export class Scope {
   #revisions = new Map<string, Map<string, number>>();
+  readonly #run: string;
+  readonly #actor: string | undefined;
+  #tainted: boolean;
+
+  /**
+   * Makes a scope for one run.
+   *
+   * @example Name the run, and mark it once it has read something untrusted
+   * ```ts
+   * import { Scope } from "@agentmem/memory";
+   * import assert from "node:assert/strict";
+   *
+   * const scope = new Scope({ run: "run-42", actor: "agent:travel" });
+   * assert.equal(scope.tainted, false);
+   * scope.taint(); // it fetched a web page
+   * assert.equal(scope.tainted, true);
+   * assert.equal(Scope.restore(scope.snapshot()).run, "run-42");
+   * ```
+   *
+   * @param options The run's id (generated when absent), its actor, whether it is tainted.
+   * @throws {ConfigError} when `run` or `actor` breaks the rule, or the options are not an object.
+   */
+  constructor(options: ScopeOptions = {}) {
+    if (options === null || typeof options !== "object") {
+      throw new ConfigError(
+        `Cannot make a scope: expected options { run?, actor?, tainted? }, got ${
+          describeType(options)
+        }`,
+      );
+    }
+    const { run, actor, tainted } = options;
+    this.#run = run === undefined ? randomRunId() : checkId("run", run);
+    this.#actor = actor === undefined ? undefined : checkId("actor", actor);
+    if (tainted !== undefined && typeof tainted !== "boolean") {
+      throw new ConfigError(
+        `Cannot make a scope: option "tainted" must be a boolean, got ${describeType(tainted)}`,
+      );
+    }
+    this.#tainted = tainted ?? false;
+  }
+
+  /** The run's id: the host's, or a generated one. */
+  get run(): string {
+    return this.#run;
+  }
+
+  /** The agent or user the run acts for, when the host named one. */
+  get actor(): string | undefined {
+    return this.#actor;
+  }
+
+  /** Whether the run has read untrusted input; its writes are marked as such. */
+  get tainted(): boolean {
+    return this.#tainted;
+  }
+
+  /**
+   * Marks the run as having read untrusted input (a web page, a tool's output, a caller's
+   * prompt), for the rest of the run: every later write records it, and the model is shown which
+   * memories a tainted run wrote last. There is no way back.
+   */
+  taint(): void {
+    this.#tainted = true;
+  }
 
   /**
    * The revision this run last read or wrote for `key` in `namespace`.
@@ -114,7 +206,14 @@ export class Scope {
     const revisions = Object.fromEntries(
       [...this.#revisions].map(([namespace, keys]) => [namespace, Object.fromEntries(keys)]),
     );
-    return { kind: SCOPE_SNAPSHOT_KIND, version: SCOPE_SNAPSHOT_VERSION, revisions };
+    return {
+      kind: SCOPE_SNAPSHOT_KIND,
+      version: SCOPE_SNAPSHOT_VERSION,
+      run: this.#run,
+      ...(this.#actor === undefined ? {} : { actor: this.#actor }),
+      tainted: this.#tainted,
+      revisions,
+    };
   }
 
   /**
@@ -174,15 +273,33 @@ function decodeSnapshot(record: unknown): Scope | string {
   if (record.kind !== SCOPE_SNAPSHOT_KIND) {
     return `"kind" is ${quote(record.kind)}, expected "${SCOPE_SNAPSHOT_KIND}"`;
   }
-  if (record.version !== SCOPE_SNAPSHOT_VERSION) {
+  if (record.version !== SCOPE_SNAPSHOT_VERSION && record.version !== 1) {
     return `"version" is ${
       quote(record.version)
-    }, this library reads version ${SCOPE_SNAPSHOT_VERSION}`;
+    }, this library reads versions 1 and ${SCOPE_SNAPSHOT_VERSION}`;
   }
-  const extra = Object.keys(record).find((k) => !["kind", "version", "revisions"].includes(k));
+  const fields = record.version === 1
+    ? ["kind", "version", "revisions"]
+    : ["kind", "version", "run", "actor", "tainted", "revisions"];
+  const extra = Object.keys(record).find((k) => !fields.includes(k));
   if (extra !== undefined) return `unknown field ${quote(extra)}`;
   if (!isPlainObject(record.revisions)) return '"revisions" is not an object';
-  const scope = new Scope();
+  const options: { run?: string; actor?: string; tainted?: boolean } = {};
+  if (record.version !== 1) {
+    for (const field of ["run", "actor"] as const) {
+      const value = record[field];
+      if (value === undefined) continue;
+      if (typeof value !== "string" || !PROVENANCE_ID.test(value)) {
+        return `"${field}" is ${quote(value)}, not 1 to 128 characters of A-Z a-z 0-9 . _ : @ = -`;
+      }
+      options[field] = value;
+    }
+    if (record.tainted !== undefined && typeof record.tainted !== "boolean") {
+      return `"tainted" is ${quote(record.tainted)}, not a boolean`;
+    }
+    if (record.tainted === true) options.tainted = true;
+  }
+  const scope = new Scope(options);
   for (const [namespace, keys] of Object.entries(record.revisions)) {
     if (!isPlainObject(keys)) return `namespace ${quote(namespace)} does not map keys to revisions`;
     for (const [key, revision] of Object.entries(keys)) {
@@ -204,4 +321,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+function checkId(field: "run" | "actor", value: unknown): string {
+  if (typeof value !== "string" || !PROVENANCE_ID.test(value)) {
+    throw new ConfigError(
+      `Cannot make a scope: option "${field}" must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ = -, got ${
+        quote(value)
+      }`,
+    );
+  }
+  return value;
+}
+
+function randomRunId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

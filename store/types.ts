@@ -33,7 +33,7 @@ export interface Entry {
   readonly content: string;
 }
 
-/** Per-call options: cancellation and the run's read-before-update record. */
+/** Per-call options: cancellation, the run's read-before-update record, and provenance. */
 export interface CallOptions {
   /** Aborting the signal fails the call with `UnavailableError` if it has not committed yet. */
   readonly signal?: AbortSignal | undefined;
@@ -42,6 +42,18 @@ export interface CallOptions {
    * read-before-update. A missing or `null` scope is valid and authorizes no overwrite.
    */
   readonly scope?: Scope | null | undefined;
+  /**
+   * The path a write came by, recorded in its version: `"api"` when absent; the tools pass their
+   * name (`"memory_write"`, `"claude_memory:str_replace"`), the CLI `"cli"`, import `"import"`,
+   * `restoreVersion` `"restore"`, `revertRun` `"revert"`. 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ : @ = -`.
+   */
+  readonly via?: string | undefined;
+  /**
+   * The model's tool call id behind a write (`ToolRunOptions.toolCallId`), recorded in its version.
+   * 1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`.
+   */
+  readonly callId?: string | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   CapacityError,
   CorruptError,
   ExistsError,
+  history,
   InvalidContentError,
   InvalidDescriptionError,
   InvalidKeyError,
@@ -15,6 +16,7 @@ import {
   MAX_KEY_RUNES,
   type MemoryError,
   NotFoundError,
+  restoreVersion,
   Scope,
   StaleError,
   type Store,
@@ -22,6 +24,7 @@ import {
   UnavailableError,
 } from "../mod.ts";
 import { test as registerTest, type TestOptions } from "./_test_api.ts";
+import { historyConformance } from "./conformance_history.ts";
 
 /** A fresh, empty store and how to dispose of it. */
 export interface Fixture {
@@ -45,6 +48,8 @@ export interface ConformanceOptions {
   readonly label?: string;
   /** Options passed to every test (to skip when a server is missing, say); see _test_api.ts. */
   readonly testOptions?: TestOptions;
+  /** Whether the store keeps history (default `true`): the history cases run when it does. */
+  readonly history?: boolean;
 }
 
 export const BAD_KEYS: readonly string[] = [
@@ -400,5 +405,14 @@ export function conformance(options: ConformanceOptions): void {
     assert.equal((await store.list()).length, MAX_ENTRIES);
     await store.delete("k1", { scope });
     await store.create("one-too-many", "now fits", "c", { scope });
+    if (options.history === false) return;
+    // Versions never count, and bringing a deleted key back is a create: capacity applies.
+    await store.delete("k3", { scope });
+    await store.create("k3-successor", "fills the slot", "c", { scope });
+    const [, created] = await history(store, "k3");
+    await assert.rejects(restoreVersion(store, "k3", created!.revision), CapacityError);
+    assert.equal((await store.list()).length, MAX_ENTRIES);
   });
+
+  if (options.history !== false) historyConformance(test);
 }

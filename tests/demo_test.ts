@@ -64,7 +64,7 @@ Deno.test({
       assertInOrder(out, [
         "-- run-1 suspended",
         '{"type":"suspended","run":"run-1"',
-        '{"kind":"agentmem.scope","version":1',
+        '{"kind":"agentmem.scope","version":2',
         "-- run-2 resumes run-1: latestScope() over the journal restores 3 revisions",
       ]);
       assertInOrder(section(out, "Run 2 (resumed)"), [
@@ -79,6 +79,17 @@ Deno.test({
       assertInOrder(out, [
         "-- harness check",
         'tool <- memory_write ERROR: Refused: this run may not replace memory "trip.lisbon"',
+      ]);
+      // A tainted run writes a poisoned note; the operator finds it and undoes the run.
+      assertInOrder(out, [
+        "=== Run 3 (reads an untrusted web page) ",
+        'tool <- memory_write ok: Saved memory "user.units", replacing what it held.',
+        "-- operator: which writes came from a tainted run? (agentmem log --tainted)",
+        "   user.units revision 3: update by run run-3",
+        "(tainted)",
+        "-- operator: agentmem revert --run run-3 --dry-run: would revert user.units",
+        "-- operator: agentmem revert --run run-3: reverted user.units; 0 conflicts",
+        '   user.units holds again: "metric; temperatures in Celsius"',
       ]);
       const readOnly = section(out, "Read-only run");
       assert.match(readOnly, /^tools: memory_list, memory_read$/m);

@@ -18,6 +18,7 @@ import {
 } from "../mod.ts";
 import { WorkerGroup, type WorkerRecord } from "./_workers/file_spawn.ts";
 import type { Call } from "./_workers/file_worker.ts";
+import { entryTextOf, HISTORY_DIR } from "./_file_fixture.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const DROP_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"];
@@ -90,7 +91,8 @@ function assertRefused(r: WorkerRecord, code: string, root: string, what: string
 async function contents(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for await (const e of Deno.readDir(dir)) {
-    out[e.name] = await Deno.readTextFile(`${dir}/${e.name}`);
+    if (e.name === HISTORY_DIR) continue; // the store's own versions
+    out[e.name] = entryTextOf(await Deno.readTextFile(`${dir}/${e.name}`));
   }
   return out;
 }

@@ -2,10 +2,18 @@
 // the per-key lock (never left behind by a killed process), and revisions bound to one directory.
 
 import assert from "node:assert/strict";
-import { openFileStore, Scope, StaleError, UnavailableError } from "../mod.ts";
+import {
+  auditStore,
+  history,
+  openFileStore,
+  readVersion,
+  Scope,
+  StaleError,
+  UnavailableError,
+} from "../mod.ts";
 import { acquire, lockPath, release } from "../backends/file/lock.ts";
 import { RbuWorker } from "./_workers/rbu_spawn.ts";
-import { fileTest } from "./_file_fixture.ts";
+import { fileTest, HISTORY_DIR } from "./_file_fixture.ts";
 
 fileTest(
   "readBeforeUpdate: 4 processes x 100 read-modify-write increments lose nothing, even with a lock holder SIGKILLed",
@@ -33,9 +41,16 @@ fileTest(
     }
     const retries = workers.map((w) => Number(w.records.find((r) => r.t === "done")?.retries));
     assert.equal((await store.read("counter")).content, "400");
+    // Exactly one version per acknowledged write: the create, then 1 to 400 each once, in order.
+    const versions = (await history(store, "counter")).reverse();
+    const contents = await Promise.all(
+      versions.map(async (v) => (await readVersion(store, "counter", v.revision)).content),
+    );
+    assert.deepEqual(contents, Array.from({ length: 401 }, (_, i) => String(i)));
     assert.ok(retries.reduce((a, b) => a + b, 0) > 0, `stale retries seen: ${retries}`);
     // The dead holder's lock was broken and every lock taken since was released.
-    const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "counter.md");
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name)
+      .filter((n) => n !== "counter.md" && n !== HISTORY_DIR);
     assert.deepEqual(left, []);
   },
 );
@@ -77,7 +92,10 @@ fileTest(
       release(lock);
     }
     assert.equal((await store.read("k")).content, "v1");
-    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["k.md"]);
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== HISTORY_DIR),
+      ["k.md"],
+    );
   },
 );
 
@@ -106,8 +124,9 @@ fileTest(
 fileTest(
   "readBeforeUpdate: the revision is the stored bytes, so rewriting identical bytes keeps a reader's revision valid",
   async (dir) => {
-    const store = await openFileStore({ dir, readBeforeUpdate: true });
-    const peer = await openFileStore({ dir, readBeforeUpdate: true });
+    // With history off: with it on, every write is a new version, whose bytes differ.
+    const store = await openFileStore({ dir, readBeforeUpdate: true, history: false });
+    const peer = await openFileStore({ dir, readBeforeUpdate: true, history: false });
     await store.create("k", "d", "body");
     const mine = new Scope();
     await store.read("k", { scope: mine });
@@ -126,7 +145,8 @@ fileTest(
 fileTest(
   "readBeforeUpdate off: update replaces without a scope, as the seed says, and takes no lock",
   async (dir) => {
-    const store = await openFileStore({ dir });
+    // With history off: with it on, every write takes the key's lock to append its version.
+    const store = await openFileStore({ dir, history: false });
     await store.create("k", "d", "v1");
     const lock = await acquire(lockPath(dir, "k"), "k");
     try {
@@ -170,6 +190,52 @@ fileTest(
     await store.update(key, "long", "v2", { scope });
     assert.equal((await store.read(key)).content, "v2");
     assert.equal(await store.delete(key), true);
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    assert.deepEqual([...Deno.readDirSync(dir)].filter((e) => e.name !== HISTORY_DIR), []);
+  },
+);
+
+fileTest(
+  "readBeforeUpdate with history: every write is a new version, so a reader of rewritten bytes is stale",
+  async (dir) => {
+    const store = await openFileStore({ dir, readBeforeUpdate: true });
+    const peer = await openFileStore({ dir, readBeforeUpdate: true });
+    await store.create("k", "d", "body");
+    const mine = new Scope();
+    await store.read("k", { scope: mine });
+    const theirs = new Scope();
+    await peer.read("k", { scope: theirs });
+    await peer.update("k", "d", "changed", { scope: theirs });
+    await peer.update("k", "d", "body", { scope: theirs });
+    // The same body again, but a later version: this run did not read it.
+    await assert.rejects(store.update("k", "d", "mine", { scope: mine }), StaleError);
+    assert.equal((await store.read("k")).content, "body");
+  },
+);
+
+fileTest(
+  "history: 4 processes x 50 plain updates of one key leave exactly one version per update",
+  async (dir) => {
+    const store = await openFileStore({ dir });
+    await store.create("shared", "shared", "start");
+    const workers = ["a", "b", "c", "d"].map((id) =>
+      new RbuWorker({ job: "replace", dir, key: "shared", n: 50, id })
+    );
+    try {
+      await Promise.all(workers.map((w) => w.finished()));
+    } finally {
+      for (const w of workers) await w[Symbol.asyncDispose]();
+    }
+    const versions = await history(store, "shared");
+    const contents = await Promise.all(
+      versions.map(async (v) => (await readVersion(store, "shared", v.revision)).content),
+    );
+    // Every acknowledged update has its version, none twice, and the head is the newest.
+    const expected = [
+      "start",
+      ..."abcd".split("").flatMap((id) => Array.from({ length: 50 }, (_, i) => `${id}:${i}`)),
+    ];
+    assert.deepEqual([...contents].sort(), expected.sort());
+    assert.equal(contents[0], (await store.read("shared")).content);
+    assert.deepEqual((await auditStore(store)).history, []);
   },
 );

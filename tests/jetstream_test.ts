@@ -41,6 +41,8 @@ const HIGH_REVISION = Number.MAX_SAFE_INTEGER - 100;
 conformance({
   backend: "jetstream",
   enforcesReadBeforeUpdate: true,
+  // Until the jetstream backend keeps history (the jetstream history work lands).
+  history: false,
   testOptions: NATS,
   open: async () => {
     const f = await natsFixture();

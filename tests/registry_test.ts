@@ -126,7 +126,7 @@ Deno.test("decodeOptions() fails the same way for every backend", async () => {
   );
   assert.equal(
     unknownFile,
-    '[memory:file] Invalid options for the file backend: unknown option "dri"; allowed options: "dir", "durable", "readBeforeUpdate", "readOnly"',
+    '[memory:file] Invalid options for the file backend: unknown option "dri"; allowed options: "dir", "durable", "readBeforeUpdate", "readOnly", "history"',
   );
   assert.equal(
     unknownTest,

@@ -78,13 +78,15 @@ Deno.test("Scope.record() stores negative zero as zero, as JSON would", () => {
 });
 
 Deno.test("Scope.snapshot() is a versioned, plain JSON record", () => {
-  const scope = new Scope();
+  const scope = new Scope({ run: "run-1" });
   scope.record("jetstream:notes/alice", "todo", 7);
   scope.record("", "x", 0);
   const snapshot = scope.snapshot();
   assert.deepEqual(snapshot, {
     kind: "agentmem.scope",
-    version: 1,
+    version: 2,
+    run: "run-1",
+    tainted: false,
     revisions: { "jetstream:notes/alice": { todo: 7 }, "": { x: 0 } },
   });
   assert.deepEqual(JSON.parse(JSON.stringify(snapshot)), snapshot);
@@ -117,7 +119,7 @@ Deno.test("Scope.restore() refuses malformed snapshots with ConfigError", () => 
     [new Map(), /expected a snapshot object/],
     [{ version: 1, revisions: {} }, /"kind"/],
     [{ kind: "other", version: 1, revisions: {} }, /"kind" is "other"/],
-    [{ kind: SCOPE_SNAPSHOT_KIND, version: 2, revisions: {} }, /"version" is the number 2/],
+    [{ kind: SCOPE_SNAPSHOT_KIND, version: 3, revisions: {} }, /"version" is the number 3/],
     [{ kind: SCOPE_SNAPSHOT_KIND, version: "1", revisions: {} }, /"version"/],
     [{ kind: SCOPE_SNAPSHOT_KIND, version: 1 }, /"revisions" is not an object/],
     [snapshotWith([]), /"revisions" is not an object/],
@@ -190,7 +192,7 @@ Deno.test("latestScope() picks the newest valid snapshot and skips everything el
     older.snapshot(),
     "garbage",
     JSON.stringify(newer.snapshot()),
-    { ...newer.snapshot(), version: 2 },
+    { ...newer.snapshot(), version: 3 },
     snapshotWith({ ns: { a: -5 } }),
     JSON.stringify(older.snapshot()).slice(0, -1),
     null,
@@ -219,4 +221,47 @@ Deno.test("latestScope() returns a scope independent of the journal's records", 
   scope.record("ns", "a", 2);
   assert.deepEqual(record.revisions, { ns: { a: 1 } });
   assert.equal(latestScope([record]).revision("ns", "a"), 1);
+});
+
+Deno.test("new Scope() names the run, keeps actor and taint, and snapshots carry all three", () => {
+  const generated = new Scope();
+  assert.match(generated.run, /^[0-9a-f]{16}$/);
+  assert.notEqual(new Scope().run, generated.run);
+  assert.equal(generated.actor, undefined);
+  assert.equal(generated.tainted, false);
+  const scope = new Scope({ run: "run:2026-12-01@host", actor: "agent=travel.bot" });
+  scope.taint();
+  scope.taint();
+  assert.equal(scope.tainted, true);
+  const back = Scope.restore(JSON.stringify(scope.snapshot()));
+  assert.deepEqual([back.run, back.actor, back.tainted], [scope.run, scope.actor, true]);
+  assert.equal(new Scope({ tainted: true }).tainted, true);
+});
+
+Deno.test("new Scope() refuses a run or actor id that breaks the rule, with ConfigError", () => {
+  for (const bad of ["", "x".repeat(129), "has space", "slash/no", "ünïcode", 7, null]) {
+    for (const field of ["run", "actor"]) {
+      assert.throws(
+        () => new Scope({ [field]: bad } as never),
+        (e: unknown) =>
+          e instanceof ConfigError && e.message.includes(`"${field}"`) &&
+          e.message.includes("1 to 128 characters of A-Z a-z 0-9 . _ : @ = -"),
+      );
+    }
+  }
+  assert.throws(() => new Scope({ tainted: "yes" } as never), ConfigError);
+  assert.throws(() => new Scope(null as never), ConfigError);
+  assert.equal(new Scope({ run: "x".repeat(128) }).run.length, 128);
+});
+
+Deno.test("Scope.restore() still reads a version 1 snapshot, from before provenance", () => {
+  const old = { kind: SCOPE_SNAPSHOT_KIND, version: 1, revisions: { ns: { a: 4 } } };
+  const scope = Scope.restore(old);
+  assert.equal(scope.revision("ns", "a"), 4);
+  assert.equal(scope.tainted, false);
+  assert.match(scope.run, /^[0-9a-f]{16}$/);
+  // Version 1 had no provenance fields: one there is foreign, not silently taken.
+  assert.throws(() => Scope.restore({ ...old, run: "r" }), /unknown field "run"/);
+  assert.throws(() => Scope.restore({ ...snapshotWith({}), run: "bad run" }), /"run" is "bad run"/);
+  assert.throws(() => Scope.restore({ ...snapshotWith({}), tainted: 1 }), /"tainted"/);
 });

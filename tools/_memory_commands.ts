@@ -70,21 +70,39 @@ export function storeError(
   }
 }
 
-/** Who runs a command: the store, the run's scope (`null`: none) and the caller's signal. */
+/**
+ * Who runs a command: the store, the run's scope (`null`: none), the caller's signal, and the
+ * provenance every write records (`via`: `claude_memory:<command>`; the tool call's id).
+ */
 export interface Runner {
   readonly store: Store;
   readonly scope: Scope | null;
   readonly signal?: AbortSignal | undefined;
+  readonly via: string;
+  readonly callId?: string | undefined;
+}
+
+/** The call options of a command's reads and writes, with no scope: they grant nothing. */
+export function plainCall(run: Runner): CallOptions {
+  return {
+    via: run.via,
+    ...(run.signal === undefined ? {} : { signal: run.signal }),
+    ...(run.callId === undefined ? {} : { callId: run.callId }),
+  };
+}
+
+/** The call options through the run's scope. */
+export function runCall(run: Runner): CallOptions {
+  return { ...plainCall(run), scope: run.scope };
 }
 
 /**
  * A command's own call options: a fresh scope, so that this command's read authorizes only this
  * command's write (two commands of one run editing one file at once would otherwise authorize
- * each other's stale writes), and the caller's signal.
+ * each other's stale writes), and the caller's signal and provenance.
  */
-export function ownCall(run: Runner): { readonly scope: Scope; readonly signal?: AbortSignal } {
-  const scope = new Scope();
-  return run.signal === undefined ? { scope } : { scope, signal: run.signal };
+export function ownCall(run: Runner): CallOptions & { readonly scope: Scope } {
+  return { ...plainCall(run), scope: new Scope() };
 }
 
 /**
@@ -207,10 +225,10 @@ const READ_BATCH = 16;
  * not fit says which `view_range` shows the rest.
  */
 export async function viewRoot(run: Runner, range: unknown, maxChars: number): Promise<string> {
-  const signal = run.signal === undefined ? {} : { signal: run.signal };
+  const plain = plainCall(run);
   let items;
   try {
-    items = listedItems(await run.store.list(signal));
+    items = listedItems(await run.store.list(plain));
   } catch (e) {
     throw storeError(e, ROOT);
   }
@@ -255,7 +273,7 @@ export async function viewRoot(run: Runner, range: unknown, maxChars: number): P
         shown.slice(i, i + READ_BATCH).map((item) =>
           // Without the run's scope: seeing a size is not reading the file, and must not
           // authorize an overwrite. The caller's signal still applies.
-          run.store.read(item.key, signal).then(
+          run.store.read(item.key, plain).then(
             (e) => formatSize(utf8Length(e.content.toWellFormed())),
             () => "?",
           )
@@ -269,12 +287,12 @@ export async function viewRoot(run: Runner, range: unknown, maxChars: number): P
 
 // Each command makes an `execute_tool memory` span, with the command and its outcome: "ok", a
 // store error code, or "refused" for a command the SDK's own tool would refuse too.
-export function traced<C>(
+export function traced<C, X>(
   backend: string,
   command: string,
-  run: (c: C) => Promise<string>,
-): (c: C) => Promise<string> {
-  return (c) =>
+  run: (c: C, context?: X) => Promise<string>,
+): (c: C, context?: X) => Promise<string> {
+  return (c, context) =>
     withSpan(
       "execute_tool memory",
       {
@@ -290,7 +308,7 @@ export function traced<C>(
               `The ${command} command's input must be a JSON object, as the memory tool defines it`,
             );
           }
-          return { ok: true, text: await run(c) };
+          return { ok: true, text: await run(c, context) };
         } catch (e) {
           return { ok: false, error: e instanceof CommandError ? e : storeError(e, ROOT) };
         }

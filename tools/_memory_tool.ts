@@ -6,6 +6,7 @@ import type { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
 import { MAX_KEY_RUNES } from "../store/limits.ts";
 import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { legalCallId } from "../store/_store.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import {
   defineTool,
@@ -115,7 +116,12 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
         "memory.operation": def.name,
       },
       (span) => {
-        const call: CallRecord = { span, signal, outcome: undefined };
+        const call: CallRecord = {
+          span,
+          signal,
+          callId: legalCallId(toolCallId),
+          outcome: undefined,
+        };
         CALLS.set(callOpts, call);
         return tool.run(input, callOpts).then((result) => ({ result, call }));
       },
@@ -132,6 +138,8 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
 interface CallRecord {
   readonly span: Span;
   readonly signal: AbortSignal | undefined;
+  /** The model's tool call id, when the store would take it as a `callId`. */
+  readonly callId: string | undefined;
   outcome: string | undefined;
 }
 
@@ -153,11 +161,19 @@ function handle(
 ): Promise<Outcome> {
   const key = args.key;
   if (typeof key === "string" && isLegalKey(key)) call?.span.setAttribute("memory.key", key);
-  const signal = call?.signal;
-  return def.handle(
-    args,
-    signal === undefined ? { scope: ctx.scope } : { scope: ctx.scope, signal },
-  );
+  // Every store call carries the write's provenance: this tool's name and the model's call id.
+  return def.handle(args, {
+    scope: ctx.scope,
+    via: def.name,
+    ...(call?.signal === undefined ? {} : { signal: call.signal }),
+    ...(call?.callId === undefined ? {} : { callId: call.callId }),
+  });
+}
+
+/** `call` without the run's scope: for reads that must grant no authority (a search, a look). */
+export function withoutScope(call: CallOptions): CallOptions {
+  const { scope: _scope, ...rest } = call;
+  return rest;
 }
 
 function isLegalKey(key: string): boolean {

@@ -5,13 +5,13 @@
 // overwrite it (as a list grants none).
 
 import { MemoryError } from "../store/errors.ts";
-import type { Store } from "../store/types.ts";
+import type { CallOptions, Store } from "../store/types.ts";
 import { quote } from "../store/_text.ts";
 import type { Tool } from "./tool.ts";
 import { frame, indexLine, oneLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";
 import { LIST, READ, SEARCH } from "./_names.ts";
-import { type Context, memoryTool, ok, refuse } from "./_memory_tool.ts";
+import { type Context, memoryTool, ok, refuse, withoutScope } from "./_memory_tool.ts";
 import { failure } from "./_refusals.ts";
 import {
   MAX_QUERY_TERMS,
@@ -70,11 +70,10 @@ export function searchTool(ctx: Context): Tool {
             `send words, e.g. {"query": "user preferences"}.`,
         );
       }
-      // The caller's signal only: a search grants no authority over what it shows.
-      const signal = call.signal === undefined ? {} : { signal: call.signal };
       let docs: SearchDoc[];
       try {
-        docs = await readAll(ctx.store, signal);
+        // Without the run's scope: a search grants no authority over what it shows.
+        docs = await readAll(ctx.store, withoutScope(call));
       } catch (e) {
         return failure(e, { tool: SEARCH, key: undefined, readOnly: ctx.readOnly });
       }
@@ -99,14 +98,14 @@ export function searchTool(ctx: Context): Tool {
 
 // Every memory's text, read a batch at a time. A key deleted or damaged since the listing is left
 // out; a store that fails otherwise fails the search.
-async function readAll(store: Store, signal: { signal?: AbortSignal }): Promise<SearchDoc[]> {
-  const items = listedItems(await store.list(signal));
+async function readAll(store: Store, call: CallOptions): Promise<SearchDoc[]> {
+  const items = listedItems(await store.list(call));
   const docs: SearchDoc[] = [];
   for (let i = 0; i < items.length; i += READ_BATCH) {
     const batch = await Promise.all(
       items.slice(i, i + READ_BATCH).map(async (item) => {
         try {
-          const e = await store.read(item.key, signal);
+          const e = await store.read(item.key, call);
           return typeof e?.content === "string" && typeof e.description === "string"
             ? { key: item.key, description: e.description, content: e.content }
             : undefined;

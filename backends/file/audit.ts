@@ -7,7 +7,8 @@ import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
 import { errorKind } from "../../store/_text.ts";
 import { SUFFIX } from "./names.ts";
-import { readCurrent } from "./read.ts";
+import { HISTORY_DIR } from "./history.ts";
+import { readCurrent, splitFile } from "./read.ts";
 import type { AuditEntry, StoreAudit } from "../../store/audit.ts";
 import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
 
@@ -24,6 +25,8 @@ export function auditFileDir(dir: string): StoreAudit {
   const entries: AuditEntry[] = [];
   const ignored: string[] = [];
   for (const name of readdirSync(dir)) {
+    // The store's own history (its problems are reported apart, by key).
+    if (name === HISTORY_DIR) continue;
     if (!name.endsWith(SUFFIX)) {
       ignored.push(name);
       continue;
@@ -66,7 +69,7 @@ function readEntryFile(
   }
   try {
     const bytes = readCurrent(path, key);
-    return bytes === undefined ? {} : { bytes };
+    return bytes === undefined ? {} : { bytes: splitFile(bytes, key).entry };
   } catch (e) {
     if (e instanceof CorruptError) {
       return { problem: { problem: "corrupt", reason: afterSubject(e.message) } };

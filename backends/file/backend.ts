@@ -32,7 +32,11 @@ import { selfToken } from "./process.ts";
 import { sweepName } from "./sweep.ts";
 import { CapacityCheck, type Reservation } from "./count.ts";
 import { keyOf, SUFFIX, TEMP_SUFFIX } from "./names.ts";
-import { readCurrent, readDescription } from "./read.ts";
+import { readCurrent, readDescription, readHead, splitFile } from "./read.ts";
+import { entryAt, logOf, verifyStore, versionsOf } from "./history.ts";
+import { type Rule, VersionedWriter } from "./versioned.ts";
+import { toVersion } from "./envelope.ts";
+import type { HistoryOps, HistoryRetention, Version } from "../../store/history.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 
@@ -47,6 +51,8 @@ export interface FileConfig {
   readonly durable: boolean;
   readonly readBeforeUpdate: boolean;
   readonly writable: boolean;
+  /** What history keeps; `undefined` with history off. */
+  readonly history: HistoryRetention | undefined;
 }
 
 /** The raw operations of a file store. */
@@ -56,12 +62,79 @@ export class FileBackend implements BackendOps {
   readonly #ns: string;
   readonly #dirSync: DirSync;
   readonly #capacity: CapacityCheck;
+  // The versioned writes, with history on.
+  readonly #versioned: VersionedWriter | undefined;
+  /** The store's history, with history on. */
+  readonly history: HistoryOps | undefined;
 
   constructor(config: FileConfig) {
     this.#c = config;
     this.#ns = namespaceOf(config.root);
     this.#dirSync = new DirSync(config.root);
     this.#capacity = new CapacityCheck(config.root);
+    const retention = config.history;
+    if (retention === undefined) {
+      this.#versioned = undefined;
+      this.history = undefined;
+      return;
+    }
+    const versioned = new VersionedWriter({
+      root: config.root,
+      durable: config.durable,
+      retention,
+      stage: (key, bytes, meanwhile) => this.#stage(key, bytes, meanwhile),
+      beginCreate: () => this.#capacity.begin(),
+      endCreate: () => this.#capacity.end(),
+      reserve: (started, key, path) => this.#reserve(started, key, path),
+      flushRoot: () => this.#flushDir(),
+      record: (call, key, bytes) => this.#record(call, key, bytes),
+    });
+    this.#versioned = versioned;
+    const root = config.root;
+    this.history = {
+      retention,
+      versions: (key) => Promise.resolve(versionsOf(root, key)),
+      readVersion: (key, revision) => Promise.resolve(entryAt(root, key, Number(revision))),
+      log: (key) => Promise.resolve(logOf(root, key)),
+      heads: () => Promise.resolve(this.#heads()),
+      latest: (key) => {
+        const head = readHead(this.#path(key), key);
+        return Promise.resolve(
+          head?.record === undefined || head.description === undefined
+            ? undefined
+            : toVersion(key, head.record, head.description),
+        );
+      },
+      commitIf: async (key, expected, write, call) => {
+        this.#requireWritable(key);
+        const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);
+        if (write === null) call.scope?.forget(this.#ns, key);
+        return String(seq);
+      },
+    };
+  }
+
+  #requireWritable(key: string): void {
+    if (!this.#c.writable) {
+      throw new UnavailableError(
+        `[memory:file] Cannot write memory ${quote(key)}: the store was opened read-only`,
+        { key },
+      );
+    }
+  }
+
+  // The newest version of every listed key, in one pass over the directory.
+  #heads(): Version[] {
+    const out: Version[] = [];
+    for (const { name, isFile } of listNames(this.#c.root)) {
+      const key = isFile ? keyOf(name) : undefined;
+      if (key === undefined) continue;
+      const head = readHead(this.#path(key), key);
+      if (head?.record !== undefined && head.description !== undefined) {
+        out.push(toVersion(key, head.record, head.description));
+      }
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   #path(key: string): string {
@@ -85,7 +158,9 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async audit(): Promise<StoreAudit> {
-    return auditFileDir(this.#c.root);
+    const audit = auditFileDir(this.#c.root);
+    if (this.#c.history === undefined) return audit;
+    return { ...audit, history: verifyStore(this.#c.root) };
   }
 
   // deno-lint-ignore require-await
@@ -93,7 +168,7 @@ export class FileBackend implements BackendOps {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
-    const entry = parseEntry(bytes, key);
+    const entry = parseEntry(splitFile(bytes, key).entry, key);
     const revision = call.scope === null ? 0 : revisionOf(bytes);
     abortCheck(BACKEND, "read", key, call.signal);
     if (call.scope !== null) call.scope.record(this.#ns, key, revision);
@@ -101,6 +176,10 @@ export class FileBackend implements BackendOps {
   }
 
   async create(w: ValidWrite, call: Call): Promise<void> {
+    if (this.#versioned !== undefined) {
+      await this.#versioned.write(w.key, w, { kind: "create" }, call);
+      return;
+    }
     const started = this.#capacity.begin();
     try {
       const path = this.#path(w.key);
@@ -118,6 +197,23 @@ export class FileBackend implements BackendOps {
   }
 
   async update(w: ValidWrite, call: Call): Promise<void> {
+    if (this.#versioned !== undefined) {
+      let rule: Rule = { kind: "replace" };
+      if (this.#c.readBeforeUpdate || call.checked) {
+        const seen = call.scope?.revision(this.#ns, w.key);
+        if (seen === undefined || seen <= 0) {
+          throw stale(w.key, "this run has not read it; read it first, then update");
+        }
+        rule = { kind: "checked", seen };
+      }
+      try {
+        await this.#versioned.write(w.key, w, rule, call);
+      } catch (e) {
+        if (e instanceof StaleError) call.scope?.forget(this.#ns, w.key);
+        throw e;
+      }
+      return;
+    }
     const path = this.#path(w.key);
     const bytes = ENCODER.encode(serializeValid(w.description, w.content));
     if (this.#c.readBeforeUpdate || call.checked) {
@@ -190,6 +286,13 @@ export class FileBackend implements BackendOps {
     const seen = call.scope?.revision(this.#ns, key);
     // Whatever happens, the run loses its authority over the key.
     call.scope?.forget(this.#ns, key);
+    if (this.#versioned !== undefined) {
+      if (call.checked && (seen === undefined || seen <= 0)) {
+        throw staleDelete(key, "this run has not read it; read it first, then delete");
+      }
+      const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
+      return (await this.#versioned.write(key, null, rule, call)).seq > 0;
+    }
     const path = this.#path(key);
     if (call.checked) return this.#checkedDelete(key, path, seen, call);
     const removeIt = () => {

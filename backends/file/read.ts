@@ -8,10 +8,13 @@ import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import { close, kindOf, openForRead, readAll } from "./fs.ts";
+import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
-// Most headers fit in the first read; a long description takes a second.
-const HEADER_PROBE_BYTES = 1024;
-const HEADER_READ_BYTES = MAX_HEADER_BYTES + 5;
+// Most headers (and version records) fit in the first read; a long description takes a second.
+const HEADER_PROBE_BYTES = 1536;
+const HEADER_READ_BYTES = MAX_RECORD_BYTES + MAX_HEADER_BYTES + 5;
+/** The most bytes a key's file may hold: an entry and its version record. */
+export const MAX_FILE_BYTES = MAX_ENTRY_BYTES + MAX_RECORD_BYTES;
 // What `open` fails with when the name is gone, is a symlink (ELOOP), or is a socket or a device
 // without a driver (ENXIO, ENODEV): no memory file either way.
 const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
@@ -23,8 +26,8 @@ const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
 ]);
 const CLOSE = new TextEncoder().encode("\n---\n");
 // Reads are synchronous from open to decode, so one buffer serves every read of the process: one
-// byte over the largest valid entry, to tell a file that is too large.
-const ENTRY_BUF = new Uint8Array(MAX_ENTRY_BYTES + 1);
+// byte over the largest valid file, to tell a file that is too large.
+const ENTRY_BUF = new Uint8Array(MAX_FILE_BYTES + 1);
 const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
 
 /**
@@ -46,15 +49,46 @@ export function readCurrent(path: string, key: string): Uint8Array | undefined {
   } finally {
     close(fd);
   }
-  if (n > MAX_ENTRY_BYTES) {
+  if (n > MAX_FILE_BYTES) {
     throw new CorruptError(
       `[memory:file] Cannot parse memory ${
         quote(key)
-      }: the file has more than ${MAX_ENTRY_BYTES} bytes, the limit of an entry`,
+      }: the file has more than ${MAX_FILE_BYTES} bytes, the limit of an entry and its version record`,
       { key },
     );
   }
   return ENTRY_BUF.subarray(0, n);
+}
+
+/**
+ * A key file's version record (when it has one) and entry bytes.
+ *
+ * @throws {CorruptError} when the record line is damaged or the entry is over the limit.
+ */
+export function splitFile(
+  bytes: Uint8Array,
+  key: string,
+): { record?: VersionRecord; entry: Uint8Array } {
+  let split;
+  try {
+    split = splitVersion(bytes);
+  } catch (e) {
+    throw new CorruptError(
+      `[memory:file] Cannot parse memory ${quote(key)}: ${(e as Error).message}`,
+      { key },
+    );
+  }
+  if (split.entry.length > MAX_ENTRY_BYTES) {
+    throw new CorruptError(
+      `[memory:file] Cannot parse memory ${
+        quote(key)
+      }: the entry has more than ${MAX_ENTRY_BYTES} bytes, the limit of an entry`,
+      { key },
+    );
+  }
+  return split.record === undefined
+    ? { entry: split.entry }
+    : { record: split.record, entry: split.entry };
 }
 
 /**
@@ -63,6 +97,17 @@ export function readCurrent(path: string, key: string): Uint8Array | undefined {
  * as one bad file must not hide every other memory (read() of it reports the failure).
  */
 export function readDescription(path: string, key: string): string | undefined {
+  return readHead(path, key)?.description;
+}
+
+/**
+ * The description and version record at the top of a key's file (the record is `undefined` for a
+ * file written without history, or whose record is damaged), reading only that far.
+ */
+export function readHead(
+  path: string,
+  key: string,
+): { description: string | undefined; record: VersionRecord | undefined } | undefined {
   let fd: number;
   try {
     fd = openForRead(path);
@@ -72,14 +117,41 @@ export function readDescription(path: string, key: string): string | undefined {
     throw e;
   }
   try {
-    let n = readAll(fd, HEADER_BUF.subarray(0, HEADER_PROBE_BYTES));
-    let end = indexOfClose(HEADER_BUF, n);
-    if (end < 0 && n === HEADER_PROBE_BYTES) {
-      n = readAll(fd, HEADER_BUF, n);
-      end = indexOfClose(HEADER_BUF, n);
+    // Reads on until `want` bytes are in (or the file ends): the first probe is usually enough.
+    let n = 0;
+    let ended = false;
+    const fill = (want: number) => {
+      if (ended || n >= want) return;
+      const got = readAll(fd, HEADER_BUF.subarray(0, want), n);
+      ended = got < want;
+      n = got;
+    };
+    fill(HEADER_PROBE_BYTES);
+    let start = 0;
+    if (hasRecord(HEADER_BUF.subarray(0, n))) {
+      fill(MAX_RECORD_BYTES + 1);
+      start = HEADER_BUF.subarray(0, Math.min(n, MAX_RECORD_BYTES + 1)).indexOf(0x0a) + 1;
+      if (start === 0) return undefined;
+      fill(start + HEADER_PROBE_BYTES);
     }
-    const header = HEADER_BUF.subarray(0, end < 0 ? n : end + CLOSE.length);
-    return parseHeader(decodeUtf8(header, key), key).description;
+    let record: VersionRecord | undefined;
+    if (start > 0) {
+      try {
+        record = splitVersion(HEADER_BUF.subarray(0, start)).record;
+      } catch {
+        record = undefined; // a damaged record: listed from its header, `check` names it
+      }
+      // A record alone: a delete's version file.
+      if (ended && n === start) return { description: undefined, record };
+    }
+    let end = indexOfClose(HEADER_BUF, n, start);
+    if (end < 0) {
+      fill(HEADER_BUF.length);
+      end = indexOfClose(HEADER_BUF, n, start);
+    }
+    const header = HEADER_BUF.subarray(start, end < 0 ? n : end + CLOSE.length);
+    const description = parseHeader(decodeUtf8(header, key), key).description;
+    return { description, record };
   } catch (e) {
     if (e instanceof CorruptError) return undefined;
     // A name that is not a regular file after all (swapped in after the directory was read).
@@ -90,9 +162,9 @@ export function readDescription(path: string, key: string): string | undefined {
   }
 }
 
-function indexOfClose(bytes: Uint8Array, length: number): number {
+function indexOfClose(bytes: Uint8Array, length: number, start = 0): number {
   // The header opens with "---\n", so its close can start at byte 3 at the earliest.
-  for (let i = bytes.indexOf(0x0a, 3); i >= 0 && i + CLOSE.length <= length;) {
+  for (let i = bytes.indexOf(0x0a, start + 3); i >= 0 && i + CLOSE.length <= length;) {
     let match = true;
     for (let j = 1; j < CLOSE.length; j++) {
       if (bytes[i + j] !== CLOSE[j]) {

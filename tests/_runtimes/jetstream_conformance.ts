@@ -16,6 +16,8 @@ let buckets = 0;
 conformance({
   backend: "jetstream",
   enforcesReadBeforeUpdate: true,
+  // Until the jetstream backend keeps history (the jetstream history work lands).
+  history: false,
   open: async () => {
     const connections: NatsConnection[] = [];
     const open = async () => {

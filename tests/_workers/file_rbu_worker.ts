@@ -15,6 +15,7 @@ import { selfToken } from "../../backends/file/process.ts";
 /** What a worker does. */
 export type RbuJob =
   | { job: "counter"; dir: string; key: string; n: number }
+  | { job: "replace"; dir: string; key: string; n: number; id: string }
   | { job: "hold"; dir: string; key: string }
   | { job: "token" }
   | { job: "capacity"; dir: string; prefix: string; go: string; refusals: number }
@@ -41,6 +42,13 @@ switch (job.job) {
       }
     }
     say({ t: "done", retries });
+    break;
+  }
+  case "replace": {
+    // Plain updates (no revision check), each with a body no other write has.
+    const store = await openFileStore({ dir: job.dir });
+    for (let i = 0; i < job.n; i++) await store.update(job.key, "shared", `${job.id}:${i}`);
+    say({ t: "done" });
     break;
   }
   case "hold": {

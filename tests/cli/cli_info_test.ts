@@ -23,7 +23,7 @@ Deno.test("cli info on a file store names the directory, the entries and history
     human.stdout,
     "backend: file\ndirectory: ./.agentmem\n" +
       'entries: 1 listed (2 more entries are in the store but not listed: damaged, or names that are not a legal key; run "agentmem check" to see them)\n' +
-      "history: not kept (this version of the file backend keeps no history)\n",
+      "history: on (at least the last 64 versions of every key, and every version younger than 30 days; agentmem history <key> shows them)\n",
   );
   assert.doesNotMatch(human.stdout, /\(none\)/);
   const json = await cli(t.path, ["info", "--json", "--dir", ".agentmem"]);
@@ -33,8 +33,22 @@ Deno.test("cli info on a file store names the directory, the entries and history
     directory: ".agentmem",
     entries: 1,
     hidden: 2,
-    history: null,
+    history: { versions: 64, days: 30 },
   });
+  // What a --config file asks for is what info reports; off says so.
+  for (const [history, shown] of [[false, false], [{ versions: 5 }, { versions: 5, days: 30 }]]) {
+    const config = `${t.path}/config.json`;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        backend: "file",
+        options: { dir: `${t.path}/h${shown ? "on" : "off"}`, history },
+      }),
+    );
+    await cli(t.path, ["write", "k", "--description", "K", "--content", "c", "--config", config]);
+    const r = JSON.parse((await cli(t.path, ["info", "--json", "--config", config])).stdout);
+    assert.deepEqual(r.history, shown, JSON.stringify(history));
+  }
   // The backend itself still reports no location, as the seed requires.
   assert.deepEqual((await openFileStore({ dir: `${t.path}/.agentmem` })).info(), {
     backend: "file",

@@ -134,29 +134,32 @@ function lostEdits(content: string): string[] {
   return content.split("\n").filter((line) => line.endsWith(": todo"));
 }
 
-Deno.test("two agents' str_replace edits of one memory on a default file store (no readBeforeUpdate) lose nothing, in one process", async () => {
-  await withDir(async (dir) => {
-    const agents = ["a", "b"];
-    const opened = await Promise.all(
-      agents.map(async () => countingStale(await openFileStore({ dir }))),
-    );
-    await opened[0]!.store.create("shared.md", "Shared", slots(agents, EDITS));
-    await Promise.all(agents.map(async (agent, n) => {
-      const memory = anthropicMemoryHandlers(opened[n]!.store, { scope: new Scope() });
-      for (let i = 0; i < EDITS; i++) {
-        await memory.str_replace({
-          command: "str_replace",
-          path: "/memories/shared.md",
-          old_str: `${agent}-${i}: todo`,
-          new_str: `${agent}-${i}: done`,
-        });
-      }
-    }));
-    const { content } = await (await openFileStore({ dir })).read("shared.md");
-    assert.deepEqual(lostEdits(content), [], content);
-    assert.ok(opened.some((o) => o.stale() > 0), "the agents never collided");
+// With history on (the default: the versioned writer) and off (the plain one).
+for (const history of [true, false]) {
+  Deno.test(`two agents' str_replace edits of one memory on a default file store (no readBeforeUpdate, history ${history}) lose nothing, in one process`, async () => {
+    await withDir(async (dir) => {
+      const agents = ["a", "b"];
+      const opened = await Promise.all(
+        agents.map(async () => countingStale(await openFileStore({ dir, history }))),
+      );
+      await opened[0]!.store.create("shared.md", "Shared", slots(agents, EDITS));
+      await Promise.all(agents.map(async (agent, n) => {
+        const memory = anthropicMemoryHandlers(opened[n]!.store, { scope: new Scope() });
+        for (let i = 0; i < EDITS; i++) {
+          await memory.str_replace({
+            command: "str_replace",
+            path: "/memories/shared.md",
+            old_str: `${agent}-${i}: todo`,
+            new_str: `${agent}-${i}: done`,
+          });
+        }
+      }));
+      const { content } = await (await openFileStore({ dir })).read("shared.md");
+      assert.deepEqual(lostEdits(content), [], content);
+      assert.ok(opened.some((o) => o.stale() > 0), "the agents never collided");
+    });
   });
-});
+}
 
 Deno.test({
   name:

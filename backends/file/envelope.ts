@@ -1,0 +1,159 @@
+// A file store's version record: one line in front of the entry, saying which version of the key
+// the file is, who wrote it and how it chains to the version before. A head file with history on
+// is `<record line>` + the entry; a version file in `.history/<key>/<seq>.md` is the same bytes
+// (a hard link of the same staged file), or, for a delete, the record line alone. A file without
+// the line (history off, or written before history) is an entry as before.
+//
+//   agentmem-version {"seq":3,"op":"update","at":"2026-12-01T08:00:00.000Z","via":"api",...}\n
+//   ---\n
+//   description: ...
+
+import { chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
+import { PROVENANCE_ID } from "../../store/scope.ts";
+import type { Version } from "../../store/history.ts";
+
+const PREFIX = "agentmem-version ";
+const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+/** The most bytes a record line can take (ids at their limits fit in well under half). */
+export const MAX_RECORD_BYTES = 2048;
+const OPS = new Set(["create", "update", "delete"]);
+const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
+const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
+
+/** A version's record, as the line holds it. */
+export interface VersionRecord {
+  readonly seq: number;
+  readonly op: "create" | "update" | "delete";
+  readonly at: string;
+  readonly run?: string | undefined;
+  readonly actor?: string | undefined;
+  readonly via: string;
+  readonly callId?: string | undefined;
+  readonly tainted: boolean;
+  /** The previous version's hash, or GENESIS. */
+  readonly prev: string;
+  /** This version's hash: chainHash(prev, fields, entry bytes). */
+  readonly hash: string;
+}
+
+/** A version's record before its hash is known. */
+export type RecordFields = Omit<VersionRecord, "hash">;
+
+/** A file's bytes split into its record (when it has one) and the entry after it. */
+export interface Split {
+  readonly record: VersionRecord | undefined;
+  readonly entry: Uint8Array;
+}
+
+/** The record and file bytes of a new version writing `entry` (empty for a delete). */
+export function encodeVersion(
+  key: string,
+  fields: RecordFields,
+  entry: Uint8Array,
+): { record: VersionRecord; bytes: Uint8Array } {
+  const hash = chainHash(fields.prev, { ...fields, key }, entry);
+  const record: VersionRecord = { ...fields, hash };
+  const line = ENCODER.encode(
+    PREFIX + JSON.stringify({
+      seq: record.seq,
+      op: record.op,
+      at: record.at,
+      ...(record.run === undefined ? {} : { run: record.run }),
+      ...(record.actor === undefined ? {} : { actor: record.actor }),
+      via: record.via,
+      ...(record.callId === undefined ? {} : { call: record.callId }),
+      tainted: record.tainted,
+      prev: record.prev,
+      hash: record.hash,
+    }) + "\n",
+  );
+  const bytes = new Uint8Array(line.length + entry.length);
+  bytes.set(line);
+  bytes.set(entry, line.length);
+  return { record, bytes };
+}
+
+/** Whether `bytes` start with a record line (a damaged one included). */
+export function hasRecord(bytes: Uint8Array): boolean {
+  if (bytes.length < PREFIX_BYTES.length) return false;
+  for (let i = 0; i < PREFIX_BYTES.length; i++) if (bytes[i] !== PREFIX_BYTES[i]) return false;
+  return true;
+}
+
+/**
+ * Splits a file into its record and its entry. A file without a record line is all entry.
+ *
+ * @throws {Error} (a plain one, with the reason) when the record line is there but damaged.
+ */
+export function splitVersion(bytes: Uint8Array): Split {
+  if (!hasRecord(bytes)) return { record: undefined, entry: bytes };
+  const end = bytes.indexOf(0x0a);
+  if (end < 0 || end > MAX_RECORD_BYTES) throw new Error("its version record line is cut short");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(DECODER.decode(bytes.subarray(PREFIX_BYTES.length, end)));
+  } catch {
+    throw new Error("its version record is not valid JSON");
+  }
+  return { record: checkRecord(raw), entry: bytes.subarray(end + 1) };
+}
+
+function checkRecord(raw: unknown): VersionRecord {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new Error("its version record is not an object");
+  }
+  const r = raw as Record<string, unknown>;
+  const bad = (field: string) => new Error(`its version record has a bad "${field}"`);
+  if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw bad("seq");
+  if (typeof r.op !== "string" || !OPS.has(r.op)) throw bad("op");
+  if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) throw bad("at");
+  for (const field of ["run", "actor"]) {
+    if (r[field] !== undefined && (typeof r[field] !== "string" || !PROVENANCE_ID.test(r[field]))) {
+      throw bad(field);
+    }
+  }
+  if (typeof r.via !== "string" || !VIA.test(r.via)) throw bad("via");
+  if (r.call !== undefined && (typeof r.call !== "string" || !CALL_ID.test(r.call))) {
+    throw bad("call");
+  }
+  if (typeof r.tainted !== "boolean") throw bad("tainted");
+  if (!isChainHash(r.prev)) throw bad("prev");
+  if (!isChainHash(r.hash)) throw bad("hash");
+  return {
+    seq: r.seq as number,
+    op: r.op as VersionRecord["op"],
+    at: r.at,
+    run: r.run as string | undefined,
+    actor: r.actor as string | undefined,
+    via: r.via,
+    callId: r.call as string | undefined,
+    tainted: r.tainted,
+    prev: r.prev,
+    hash: r.hash,
+  };
+}
+
+/** Whether a record's hash matches what it says and the entry it holds. */
+export function hashMatches(key: string, record: VersionRecord, entry: Uint8Array): boolean {
+  return chainHash(record.prev, { ...record, key }, entry) === record.hash;
+}
+
+/** The public view of a record. */
+export function toVersion(key: string, r: VersionRecord, description?: string): Version {
+  return {
+    key,
+    revision: String(r.seq),
+    op: r.op,
+    at: r.at,
+    ...(description === undefined ? {} : { description }),
+    ...(r.run === undefined ? {} : { run: r.run }),
+    ...(r.actor === undefined ? {} : { actor: r.actor }),
+    via: r.via,
+    ...(r.callId === undefined ? {} : { callId: r.callId }),
+    tainted: r.tainted,
+  };
+}
+
+export { GENESIS };

@@ -1,0 +1,53 @@
+// The tamper-evident link between versions: each version's hash covers the hash of the version
+// before it, its own provenance and the entry bytes it wrote, so a version edited by hand, or one
+// missing from the middle of a key's history, breaks the chain at that point. One definition for
+// every backend, so `agentmem check` means the same thing on each.
+
+import { createHash } from "node:crypto";
+
+/** The `prev` of a key's first version ever written. */
+export const GENESIS = "0".repeat(64);
+
+/** What a version's hash covers besides the previous hash and the entry bytes. */
+export interface ChainFields {
+  readonly key: string;
+  readonly op: "create" | "update" | "delete";
+  readonly at: string;
+  readonly run?: string | undefined;
+  readonly actor?: string | undefined;
+  readonly via: string;
+  readonly callId?: string | undefined;
+  readonly tainted: boolean;
+}
+
+const HEX = /^[0-9a-f]{64}$/;
+const ENCODER = new TextEncoder();
+
+/**
+ * The SHA-256 (64 lower-case hex characters) chaining a version to `prev`.
+ *
+ * @param prev The previous version's hash, or `GENESIS`.
+ * @param fields The version's provenance.
+ * @param entry The serialized entry it wrote (empty for a delete).
+ */
+export function chainHash(prev: string, fields: ChainFields, entry: Uint8Array): string {
+  const head = JSON.stringify([
+    "agentmem-version-1",
+    prev,
+    fields.key,
+    fields.op,
+    fields.at,
+    fields.run ?? null,
+    fields.actor ?? null,
+    fields.via,
+    fields.callId ?? null,
+    fields.tainted,
+    entry.length,
+  ]);
+  return createHash("sha256").update(ENCODER.encode(head + "\n")).update(entry).digest("hex");
+}
+
+/** Whether `value` has the shape of a chain hash. */
+export function isChainHash(value: unknown): value is string {
+  return typeof value === "string" && HEX.test(value);
+}

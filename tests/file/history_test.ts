@@ -1,0 +1,123 @@
+// The file backend's history on disk: retention, tamper evidence, damaged records, planted
+// names under .history, and writes that never leave the store's directory.
+
+import assert from "node:assert/strict";
+import {
+  auditStore,
+  CorruptError,
+  history,
+  NotFoundError,
+  openFileStore,
+  readVersion,
+  Scope,
+  UnavailableError,
+} from "../../mod.ts";
+import { fileTest } from "../_file_fixture.ts";
+
+const ENCODER = new TextEncoder();
+
+async function writeVersions(dir: string, n: number, options = {}) {
+  const store = await openFileStore({ dir, ...options });
+  await store.create("k", "about k", "v1");
+  for (let i = 2; i <= n; i++) await store.update("k", "about k", `v${i}`);
+  return store;
+}
+
+fileTest(
+  "history: { versions, days: 0 } keeps the newest versions and prunes the rest",
+  async (dir) => {
+    const store = await writeVersions(dir, 17, { history: { versions: 3, days: 0 } });
+    const kept = await history(store, "k");
+    // At least the newest 3; pruning runs every few writes, so a few more may still be there.
+    assert.ok(kept.length >= 3 && kept.length < 3 + 8, `kept ${kept.length}`);
+    assert.deepEqual(kept.slice(0, 3).map((v) => v.revision), ["17", "16", "15"]);
+    assert.equal((await readVersion(store, "k", "15")).content, "v15");
+    await assert.rejects(readVersion(store, "k", "1"), NotFoundError);
+    // The same store with the default retention keeps everything younger than 30 days.
+    const all = await writeVersions(`${dir}/all`, 17);
+    assert.equal((await history(all, "k")).length, 17);
+  },
+);
+
+fileTest(
+  "history: a deleted key keeps its versions, and a key re-created continues them",
+  async (dir) => {
+    const store = await openFileStore({ dir, history: { versions: 2, days: 0 } });
+    await store.create("k", "about k", "one");
+    await store.delete("k");
+    assert.deepEqual((await history(store, "k")).map((v) => [v.revision, v.op]), [
+      ["2", "delete"],
+      ["1", "create"],
+    ]);
+    await store.create("k", "about k", "two");
+    const [again] = await history(store, "k");
+    assert.deepEqual([again?.revision, again?.op], ["3", "create"]);
+  },
+);
+
+fileTest(
+  "check: an edited version, a missing one and a damaged record are each named by key",
+  async (dir) => {
+    const store = await writeVersions(dir, 4);
+    await writeVersions(`${dir}/unused`, 1);
+    assert.deepEqual((await auditStore(store)).history, []);
+    const v2 = `${dir}/.history/k/2.md`;
+    await Deno.writeTextFile(v2, (await Deno.readTextFile(v2)).replace("v2", "vX"));
+    await Deno.remove(`${dir}/.history/k/3.md`);
+    const problems = (await auditStore(store)).history ?? [];
+    assert.deepEqual(problems.map((p) => [p.key, p.revision, p.problem]), [
+      ["k", "2", "edited"],
+      ["k", "4", "missing"],
+    ]);
+    // A record that does not parse: history() says so, check names it.
+    await Deno.writeFile(v2, ENCODER.encode('agentmem-version {"seq":2,"op":"upd\n---\nx'));
+    await assert.rejects(history(store, "k"), (e) => e instanceof CorruptError && e.key === "k");
+    assert.ok(((await auditStore(store)).history ?? []).some((p) => p.problem === "damaged"));
+    // The memory file itself edited by hand (its record no longer matches its bytes).
+    await Deno.writeTextFile(
+      `${dir}/k.md`,
+      (await Deno.readTextFile(`${dir}/k.md`)).replace("v4", "v9"),
+    );
+    const head = ((await auditStore(store)).history ?? []).find((p) => p.revision === "4");
+    assert.equal(head?.problem, "edited");
+  },
+);
+
+fileTest(
+  "history: a head written with history off is kept as a version before it is replaced",
+  async (dir) => {
+    const plain = await openFileStore({ dir, history: false });
+    await plain.create("k", "about k", "from before history");
+    const store = await openFileStore({ dir });
+    assert.deepEqual(await history(store, "k"), []);
+    await store.update("k", "about k", "with history", { scope: new Scope({ run: "r" }) });
+    const [now, before] = await history(store, "k");
+    assert.deepEqual([now?.op, now?.run, before?.via], ["update", "r", "unrecorded"]);
+    assert.equal((await readVersion(store, "k", before!.revision)).content, "from before history");
+    assert.deepEqual((await auditStore(store)).history, []);
+  },
+);
+
+fileTest(
+  "history: a symlink or file planted as .history or a key's directory is never written through",
+  async (root) => {
+    const dir = `${root}/store`;
+    const outside = `${root}/outside`;
+    await Deno.mkdir(outside);
+    const store = await openFileStore({ dir });
+    await Deno.symlink(outside, `${dir}/.history`);
+    await assert.rejects(store.create("k", "about k", "v"), UnavailableError);
+    await Deno.remove(`${dir}/.history`);
+    await store.create("ok", "about ok", "v");
+    await Deno.mkdir(`${outside}/x`);
+    await Deno.symlink(`${outside}/x`, `${dir}/.history/evil`);
+    await assert.rejects(store.create("evil", "about evil", "v"), UnavailableError);
+    await Deno.writeTextFile(`${dir}/.history/file`, "planted");
+    await assert.rejects(store.create("file", "about file", "v"), UnavailableError);
+    assert.deepEqual([...Deno.readDirSync(outside)].map((e) => e.name), ["x"]);
+    assert.deepEqual([...Deno.readDirSync(`${outside}/x`)], []);
+    // Nothing half-done: the refused keys hold nothing.
+    await assert.rejects(store.read("evil"), NotFoundError);
+    assert.deepEqual((await store.list()).map((i) => i.key), ["ok"]);
+  },
+);
