@@ -1,6 +1,8 @@
 // A scripted `fetch` for the Anthropic and OpenAI clients: each request gets the next scripted
 // JSON reply, and every request is recorded, so an SDK's own loop runs with no network.
 
+import Anthropic from "@anthropic-ai/sdk";
+
 /** One request the scripted fetch saw. */
 export interface SeenRequest {
   readonly method: string;
@@ -105,4 +107,23 @@ export function toolResults(script: ScriptedFetch, i: number): ToolResultBlock[]
       ? (m.content as ToolResultBlock[]).filter((b) => b.type === "tool_result")
       : []
   );
+}
+
+/**
+ * Runs the Anthropic SDK's own tool runner over `script` with `tools` (runnable tools, or
+ * anything the runner takes) until the scripted model stops, and returns the `tool_result`
+ * blocks it sent back after the first reply.
+ */
+export async function toolRunnerTurn(
+  script: ScriptedFetch,
+  tools: readonly unknown[],
+): Promise<ToolResultBlock[]> {
+  await new Anthropic({ apiKey: "k", fetch: script.fetch, maxRetries: 0 }).beta.messages
+    .toolRunner({
+      model: "claude-sonnet-4-6",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "remember this" }],
+      tools: tools as never,
+    });
+  return toolResults(script, 1);
 }

@@ -3,7 +3,6 @@
 // a store's history says which tool call wrote each version.
 
 import assert from "node:assert/strict";
-import Anthropic from "@anthropic-ai/sdk";
 import {
   anthropicMemoryHandlers,
   history,
@@ -14,7 +13,7 @@ import {
   toAnthropicRunnableTools,
 } from "../../mod.ts";
 import { FakeStore } from "../_tools_helpers.ts";
-import { anthropicMessage, scriptedFetch, toolUse } from "../_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_sdk_fetch.ts";
 import { tempDir } from "../_cli_helpers.ts";
 
 Deno.test("memory tools pass via (their name) and callId (the tool call's id) on every store call", async () => {
@@ -84,13 +83,10 @@ Deno.test("through the Anthropic tool runner, a file store's history names the t
     ], "tool_use"),
     anthropicMessage([{ type: "text", text: "ok" }]),
   ]);
-  await new Anthropic({ apiKey: "k", fetch: script.fetch, maxRetries: 0 }).beta.messages
-    .toolRunner({
-      model: "claude-sonnet-4-6",
-      max_tokens: 100,
-      messages: [{ role: "user", content: "metric" }],
-      tools: toAnthropicRunnableTools(memoryTools(store, { scope: new Scope() })),
-    });
+  await toolRunnerTurn(
+    script,
+    toAnthropicRunnableTools(memoryTools(store, { scope: new Scope() })),
+  );
   const [version] = await history(store, "user.units");
   assert.equal(version?.via, "memory_write");
   assert.equal(version?.callId, "toolu_w1");

@@ -4,7 +4,6 @@
 // works, and toAISDKTools() refuses missing or bad options with ConfigError.
 
 import assert from "node:assert/strict";
-import Anthropic from "@anthropic-ai/sdk";
 import { generateText, jsonSchema, stepCountIs } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import {
@@ -22,7 +21,7 @@ import {
   type ScriptedFetch,
   scriptedFetch,
   type ToolResultBlock,
-  toolResults,
+  toolRunnerTurn,
   toolUse,
 } from "../_sdk_fetch.ts";
 import { tempDir } from "../_cli_helpers.ts";
@@ -45,15 +44,8 @@ function oneTurn(): ScriptedFetch {
   ]);
 }
 
-async function runTurn(tools: unknown[], script: ScriptedFetch): Promise<ToolResultBlock[]> {
-  await new Anthropic({ apiKey: "k", fetch: script.fetch, maxRetries: 0 }).beta.messages
-    .toolRunner({
-      model: "claude-sonnet-4-6",
-      max_tokens: 100,
-      messages: [{ role: "user", content: "remember metric" }],
-      tools: tools as never,
-    });
-  return toolResults(script, 1);
+function runTurn(tools: unknown[], script: ScriptedFetch): Promise<ToolResultBlock[]> {
+  return toolRunnerTurn(script, tools);
 }
 
 Deno.test("toAnthropicRunnableTools(): a turn's write then read of one key, and create then delete, apply in order", async () => {

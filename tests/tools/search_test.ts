@@ -4,12 +4,11 @@
 // it; and every adapter carries it (the Anthropic tool runner, OpenAI strict mode, the AI SDK).
 
 import assert from "node:assert/strict";
-import Anthropic from "@anthropic-ai/sdk";
 import { memorySystemNote, memoryTools, openFileStore, runTool, Scope } from "../../mod.ts";
 import type { Store, Tool } from "../../mod.ts";
 import { toAISDKTools, toAnthropicRunnableTools, toOpenAITools } from "../../mod.ts";
 import { assertFramed, blocksOf, FakeStore, HOSTILE_CONTENT } from "../_tools_helpers.ts";
-import { anthropicMessage, scriptedFetch, toolUse } from "../_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_sdk_fetch.ts";
 
 function searchOf(store: Store, options: { listMaxChars?: number } = {}): Tool {
   return memoryTools(store, { search: true, ...options }).find((t) => t.name === "memory_search")!;
@@ -179,17 +178,8 @@ Deno.test("memory_search through every adapter: the Anthropic tool runner, OpenA
     anthropicMessage([toolUse("s1", "memory_search", { query: "metric" })], "tool_use"),
     anthropicMessage([{ type: "text", text: "ok" }]),
   ]);
-  await new Anthropic({ apiKey: "k", fetch: script.fetch, maxRetries: 0 }).beta.messages
-    .toolRunner({
-      model: "claude-sonnet-4-6",
-      max_tokens: 100,
-      messages: [{ role: "user", content: "units?" }],
-      tools: toAnthropicRunnableTools(tools),
-    });
-  const body = script.requests[1]!.body as { messages: { content: unknown }[] };
-  const result = body.messages.flatMap((m) => Array.isArray(m.content) ? m.content : [])
-    .find((b) => (b as { type: string }).type === "tool_result") as { content: string };
-  assert.deepEqual(hitsShown(result.content).keys, ["user.units"]);
+  const [result] = await toolRunnerTurn(script, toAnthropicRunnableTools(tools));
+  assert.deepEqual(hitsShown(result!.content).keys, ["user.units"]);
   // OpenAI strict mode: every field required, offset a nullable integer, sent as null.
   const strict = toOpenAITools(tools, { strict: true }).find((t) =>
     t.function.name === "memory_search"
