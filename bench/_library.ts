@@ -5,7 +5,7 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
-import { startNatsServer } from "../tests/_nats_server.ts";
+import { startNatsServer } from "../tests/_lib/nats_server.ts";
 
 /** Opens the library's jetstream store over a bucket. */
 export function openLibraryJetStream(bucket: string, nc: NatsConnection): Promise<Store> {

@@ -1,6 +1,6 @@
 // The machine a benchmark ran on, for the report.
 
-import { natsServerBinary } from "../tests/_nats_server.ts";
+import { natsServerBinary } from "../tests/_lib/nats_server.ts";
 import type { Machine } from "./_results.ts";
 
 /** Describes this machine; `natsVersion` is the server's own report when connected. */

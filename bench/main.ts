@@ -5,7 +5,7 @@
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { type NatsServer, startNatsServer } from "../tests/_nats_server.ts";
+import { type NatsServer, startNatsServer } from "../tests/_lib/nats_server.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
 import { machineInfo } from "./_machine.ts";
 import { WorkerPool } from "./_pool.ts";

@@ -15,7 +15,7 @@ const CLI_ENTRY = "cli/bin.ts";
 const JS = "index.mjs";
 const CLI_JS = "cli.mjs";
 const TYPES = "index.d.mts";
-/** The oldest Node release the package is tested on (tests/runtimes_test.ts). */
+/** The oldest Node release the package is tested on (tests/runtimes/runtimes_test.ts). */
 const NODE_ENGINE = ">=22";
 
 interface DenoConfig {

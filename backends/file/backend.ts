@@ -123,18 +123,30 @@ export class FileBackend implements BackendOps {
     }
   }
 
-  // The newest version of every listed key, in one pass over the directory.
-  #heads(): Version[] {
-    const out: Version[] = [];
+  // One pass over the directory: what `read` makes of each key's file, in key order (what it
+  // makes nothing of is left out), sweeping what a dead writer left on the way.
+  #scan<T extends { readonly key: string }>(read: (key: string) => T | undefined): T[] {
+    const out: T[] = [];
     for (const { name, isFile } of listNames(this.#c.root)) {
       const key = isFile ? keyOf(name) : undefined;
-      if (key === undefined) continue;
-      const head = readHead(this.#path(key), key);
-      if (head?.record !== undefined && head.description !== undefined) {
-        out.push(toVersion(key, head.record, head.description));
+      if (key === undefined) {
+        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
+        continue;
       }
+      const value = read(key);
+      if (value !== undefined) out.push(value);
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  // The newest version of every listed key.
+  #heads(): Version[] {
+    return this.#scan((key) => {
+      const head = readHead(this.#path(key), key);
+      return head?.record === undefined || head.description === undefined
+        ? undefined
+        : toVersion(key, head.record, head.description);
+    });
   }
 
   #path(key: string): string {
@@ -143,17 +155,10 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async list(): Promise<Item[]> {
-    const items: Item[] = [];
-    for (const { name, isFile } of listNames(this.#c.root)) {
-      const key = isFile ? keyOf(name) : undefined;
-      if (key === undefined) {
-        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
-        continue;
-      }
+    return this.#scan((key) => {
       const description = readDescription(this.#path(key), key);
-      if (description !== undefined) items.push({ key, description });
-    }
-    return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return description === undefined ? undefined : { key, description };
+    });
   }
 
   // deno-lint-ignore require-await

@@ -5,7 +5,8 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { cli, tempDir } from "../_cli_helpers.ts";
+import { cli } from "./_helpers.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 async function damagedStore(cwd: string): Promise<void> {
   const w = await cli(cwd, ["write", "a", "--description", "Alpha", "--content", "x"]);

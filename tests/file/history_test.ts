@@ -12,7 +12,7 @@ import {
   Scope,
   UnavailableError,
 } from "../../mod.ts";
-import { fileTest } from "../_file_fixture.ts";
+import { fileTest } from "./_fixture.ts";
 
 const ENCODER = new TextEncoder();
 

@@ -5,35 +5,33 @@
 // packages from there. A control child that does load nats-core shows the log still tells.
 
 import assert from "node:assert/strict";
-import { denoEnv, denoRunArgs, ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 const MOD = new URL("../../mod.ts", import.meta.url).href;
 const NATS = /^(@nats-io\/|nuid$|nkeys\.js$|nkeys$|tweetnacl$)/;
 
 // The npm packages whose files a child script loaded.
 async function loadedPackages(script: string): Promise<Set<string>> {
-  const dir = await Deno.makeTempDir({ prefix: "agentmem-no-nats-" });
-  try {
-    const file = `${dir}/script.ts`;
-    await Deno.writeTextFile(file, script.replaceAll("MOD", MOD).replaceAll("DIR", `${dir}/m`));
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [...denoRunArgs(ROOT_CONFIG), "--allow-all", file],
-      env: { ...denoEnv(), DENO_LOG: "debug" },
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(60_000),
-    }).output();
-    const log = new TextDecoder().decode(out.stderr);
-    assert.ok(out.success, log.slice(-2000));
-    assert.equal(new TextDecoder().decode(out.stdout).trim(), "done");
-    const packages = new Set<string>();
-    for (const m of log.matchAll(/registry\.npmjs\.org\/((?:@[^/\s]+\/)?[^/\s]+)\//g)) {
-      packages.add(m[1]!);
-    }
-    return packages;
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using tmp = await tempDir("agentmem-no-nats-");
+  const dir = tmp.path;
+  const file = `${dir}/script.ts`;
+  await Deno.writeTextFile(file, script.replaceAll("MOD", MOD).replaceAll("DIR", `${dir}/m`));
+  await using child = spawnDeno(file, [], {
+    config: ROOT_CONFIG,
+    env: { DENO_LOG: "debug" },
+    timeLimitMs: 60_000,
+    rawLines: true,
+  });
+  const out = await child.succeeded();
+  const log = out.stderr;
+  assert.equal(out.stdout.trim().split("\n").at(-1), "done");
+  const packages = new Set<string>();
+  for (const m of log.matchAll(/registry\.npmjs\.org\/((?:@[^/\s]+\/)?[^/\s]+)\//g)) {
+    packages.add(m[1]!);
   }
+  return packages;
 }
 
 Deno.test("a file-only script that imports mod.ts loads no NATS module at run time", async () => {

@@ -5,7 +5,7 @@
 // deno run ... _edit_worker.ts <dir> <agent> <edits> <startAtMs>
 
 import { anthropicMemoryHandlers, openFileStore, Scope } from "../../mod.ts";
-import { countingStale } from "../_tools_helpers.ts";
+import { countingStale } from "./_helpers.ts";
 
 const [dir, agent, edits, startAt] = Deno.args as [string, string, string, string];
 const store = await openFileStore({ dir });

@@ -12,9 +12,9 @@ import {
   openFileStore,
   Scope,
 } from "../../mod.ts";
-import { countingStale } from "../_tools_helpers.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
-import { tempDir } from "../_cli_helpers.ts";
+import { countingStale } from "./_helpers.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   await using dir = await tempDir();
@@ -172,27 +172,13 @@ Deno.test({
       const worker = new URL("./_edit_worker.ts", import.meta.url).pathname;
       const startAt = Date.now() + 2_000;
       const runs = agents.map((agent) =>
-        new Deno.Command(Deno.execPath(), {
-          args: [
-            ...denoRunArgs(),
-            "--allow-all",
-            worker,
-            dir,
-            agent,
-            String(edits),
-            String(startAt),
-          ],
-          env: denoEnv(),
-          stdout: "piped",
-          stderr: "piped",
-          signal: AbortSignal.timeout(60_000),
-        }).output()
+        spawnDeno(worker, [dir, agent, String(edits), String(startAt)], { timeLimitMs: 60_000 })
       );
       let stale = 0;
-      for (const out of await Promise.all(runs)) {
-        const text = new TextDecoder().decode(out.stdout);
-        assert.ok(out.success, new TextDecoder().decode(out.stderr));
-        stale += (JSON.parse(text) as { stale: number }).stale;
+      for (const run of runs) {
+        await using child = run;
+        await child.succeeded();
+        stale += (await child.waitFor((r) => typeof r.stale === "number")).stale as number;
       }
       const { content } = await (await openFileStore({ dir })).read("shared.md");
       assert.deepEqual(lostEdits(content), [], content);

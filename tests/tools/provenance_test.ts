@@ -12,9 +12,9 @@ import {
   Scope,
   toAnthropicRunnableTools,
 } from "../../mod.ts";
-import { FakeStore } from "../_tools_helpers.ts";
-import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_sdk_fetch.ts";
-import { tempDir } from "../_cli_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "./_sdk_fetch.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 Deno.test("memory tools pass via (their name) and callId (the tool call's id) on every store call", async () => {
   const store = new FakeStore(false);

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { chat } from "../../examples/openai_responses.ts";
-import { FakeStore } from "../_tools_helpers.ts";
-import { openaiResponse as response, scriptedFetch } from "../_sdk_fetch.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
+import { openaiResponse as response, scriptedFetch } from "./_sdk_fetch.ts";
 
 const write = (callId: string, key: string) => ({
   type: "function_call",

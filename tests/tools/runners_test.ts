@@ -23,8 +23,8 @@ import {
   type ToolResultBlock,
   toolRunnerTurn,
   toolUse,
-} from "../_sdk_fetch.ts";
-import { tempDir } from "../_cli_helpers.ts";
+} from "./_sdk_fetch.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   await using dir = await tempDir();

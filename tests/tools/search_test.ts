@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { memorySystemNote, memoryTools, openFileStore, runTool, Scope } from "../../mod.ts";
 import type { Store, Tool } from "../../mod.ts";
 import { toAISDKTools, toAnthropicRunnableTools, toOpenAITools } from "../../mod.ts";
-import { assertFramed, blocksOf, FakeStore, HOSTILE_CONTENT } from "../_tools_helpers.ts";
-import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_sdk_fetch.ts";
+import { assertFramed, blocksOf, HOSTILE_CONTENT } from "./_helpers.ts";
+import { FakeStore } from "../_lib/fake_store.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "./_sdk_fetch.ts";
 
 function searchOf(store: Store, options: { listMaxChars?: number } = {}): Tool {
   return memoryTools(store, { search: true, ...options }).find((t) => t.name === "memory_search")!;
