@@ -55,8 +55,19 @@ export interface BackendOps {
    * Optional: without it, `auditStore` audits what `list()` and `read()` show.
    */
   audit?(call: Call): Promise<StoreAudit>;
+  /**
+   * Every memory `list()` shows, with its body, in key order, in one pass (what `read()` cannot
+   * parse is left out). Optional: without it, `readAllEntries` lists and reads each key. Records
+   * nothing in the call's scope: it serves a search, which grants no authority.
+   */
+  entries?(call: Call): Promise<KeyedEntry[]>;
   /** The store's history, when it keeps one (see store/history.ts). */
   readonly history?: HistoryOps | undefined;
+}
+
+/** A memory with its key: what `BackendOps.entries` yields. */
+export interface KeyedEntry extends Entry {
+  readonly key: string;
 }
 
 /** What a store built by `buildStore` offers beyond the `Store` contract. */
@@ -87,6 +98,7 @@ export type Op =
   | "update"
   | "delete"
   | "audit"
+  | "entries"
   | "history"
   | "read_version"
   | "restore"
@@ -99,6 +111,7 @@ const VERB: Record<Op, string> = {
   update: "update memory",
   delete: "delete memory",
   audit: "audit the store",
+  entries: "read every memory",
   history: "read the history of memory",
   read_version: "read a version of memory",
   restore: "restore a version of memory",
@@ -110,6 +123,7 @@ const READS: ReadonlySet<Op> = new Set([
   "list",
   "read",
   "audit",
+  "entries",
   "history",
   "read_version",
   "audit_log",

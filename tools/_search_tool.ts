@@ -4,12 +4,10 @@
 // without the run's scope: seeing a snippet is not reading a memory, and grants no authority to
 // overwrite it (as a list grants none).
 
-import { MemoryError } from "../store/errors.ts";
-import type { CallOptions, Store } from "../store/types.ts";
+import { readAllEntries } from "../store/_entries.ts";
 import { quote } from "../store/_text.ts";
 import type { Tool } from "./tool.ts";
 import { frame, indexLine, oneLine } from "./_frame.ts";
-import { listedItems } from "./_items.ts";
 import { LIST, READ, SEARCH } from "./_names.ts";
 import { type Context, memoryTool, ok, refuse, withoutScope } from "./_memory_tool.ts";
 import { failure } from "./_refusals.ts";
@@ -26,8 +24,6 @@ import {
 export const SEARCH_PAGE_HITS = 20;
 /** The longest query, in characters. */
 export const MAX_QUERY_CHARS = 500;
-// Bodies are read this many at a time.
-const READ_BATCH = 32;
 
 export function searchTool(ctx: Context): Tool {
   return memoryTool(ctx, {
@@ -73,7 +69,7 @@ export function searchTool(ctx: Context): Tool {
       let docs: SearchDoc[];
       try {
         // Without the run's scope: a search grants no authority over what it shows.
-        docs = await readAll(ctx.store, withoutScope(call));
+        docs = await readAllEntries(ctx.store, withoutScope(call));
       } catch (e) {
         return failure(e, { tool: SEARCH, key: undefined, readOnly: ctx.readOnly });
       }
@@ -94,32 +90,6 @@ export function searchTool(ctx: Context): Tool {
       return ok(page(hits, rarestFirst, query, offset, ctx.listMaxChars));
     },
   });
-}
-
-// Every memory's text, read a batch at a time. A key deleted or damaged since the listing is left
-// out; a store that fails otherwise fails the search.
-async function readAll(store: Store, call: CallOptions): Promise<SearchDoc[]> {
-  const items = listedItems(await store.list(call));
-  const docs: SearchDoc[] = [];
-  for (let i = 0; i < items.length; i += READ_BATCH) {
-    const batch = await Promise.all(
-      items.slice(i, i + READ_BATCH).map(async (item) => {
-        try {
-          const e = await store.read(item.key, call);
-          return typeof e?.content === "string" && typeof e.description === "string"
-            ? { key: item.key, description: e.description, content: e.content }
-            : undefined;
-        } catch (e) {
-          if (e instanceof MemoryError && (e.code === "not_found" || e.code === "corrupt")) {
-            return undefined;
-          }
-          throw e;
-        }
-      }),
-    );
-    for (const doc of batch) if (doc !== undefined) docs.push(doc);
-  }
-  return docs;
 }
 
 function count(n: number): string {

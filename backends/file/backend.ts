@@ -3,6 +3,7 @@
 
 import {
   CapacityError,
+  CorruptError,
   ExistsError,
   NotFoundError,
   StaleError,
@@ -11,7 +12,7 @@ import {
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck, type BackendOps, type Call } from "../../store/_store.ts";
+import { abortCheck, type BackendOps, type Call, type KeyedEntry } from "../../store/_store.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
@@ -158,6 +159,21 @@ export class FileBackend implements BackendOps {
     return this.#scan((key) => {
       const description = readDescription(this.#path(key), key);
       return description === undefined ? undefined : { key, description };
+    });
+  }
+
+  // deno-lint-ignore require-await
+  async entries(): Promise<KeyedEntry[]> {
+    return this.#scan((key) => {
+      const bytes = readCurrent(this.#path(key), key);
+      if (bytes === undefined) return undefined;
+      try {
+        return { key, ...parseEntry(splitFile(bytes, key).entry, key) };
+      } catch (e) {
+        // Damaged: list() leaves it out too (check names it).
+        if (e instanceof CorruptError) return undefined;
+        throw e;
+      }
     });
   }
 

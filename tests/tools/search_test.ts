@@ -62,6 +62,9 @@ Deno.test("memoryTools({ search: true }) adds memory_search after memory_read, r
   const dir = await Deno.makeTempDir();
   try {
     await (await openFileStore({ dir })).create("a", "Alpha notes", "alpha body");
+    // A damaged entry and a name that is no key are left out, as list() leaves them out.
+    await Deno.writeTextFile(`${dir}/b.md`, "alpha, but no header");
+    await Deno.writeTextFile(`${dir}/not a key.md`, "---\ndescription: alpha\n---\nalpha");
     const readOnly = await openFileStore({ dir, readOnly: true });
     const tools = memoryTools(readOnly, { search: true });
     assert.deepEqual(tools.map((t) => t.name), ["memory_list", "memory_read", "memory_search"]);
