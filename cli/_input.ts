@@ -47,17 +47,9 @@ export function unreadable(e: unknown): string {
 
 /** Reads all of standard input. */
 export async function readStdinBytes(): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of process.stdin) {
-    chunks.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
-  }
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  // process.stdin yields Uint8Array chunks (Buffers on Node), which a Response collects.
+  const chunks = ReadableStream.from(process.stdin as AsyncIterable<Uint8Array>);
+  return new Uint8Array(await new Response(chunks).arrayBuffer());
 }
 
 /** Where the first invalid UTF-8 sequence in `bytes` is: 1-based line and byte in that line. */
