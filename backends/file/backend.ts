@@ -189,8 +189,9 @@ export class FileBackend implements BackendOps {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
-    const entry = parseEntry(splitFile(bytes, key).entry, key);
-    const revision = call.scope === null ? 0 : revisionOf(bytes);
+    const stored = splitFile(bytes, key).entry;
+    const entry = parseEntry(stored, key);
+    const revision = call.scope === null ? 0 : revisionOf(stored);
     abortCheck(BACKEND, "read", key, call.signal);
     if (call.scope !== null) call.scope.record(this.#ns, key, revision);
     return entry;
@@ -346,7 +347,9 @@ export class FileBackend implements BackendOps {
       why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
         const current = readCurrent(this.#path(key), key);
         if (current === undefined) return "it was deleted since this run read it";
-        if (revisionOf(current) !== seen) return "it changed since this run read it";
+        if (revisionOf(splitFile(current, key).entry) !== seen) {
+          return "it changed since this run read it";
+        }
         rename(temp, path);
         renamed = true;
         return undefined;
@@ -377,7 +380,9 @@ export class FileBackend implements BackendOps {
     const why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
       const current = readCurrent(path, key);
       if (current === undefined) return "it was deleted since this run read it";
-      if (revisionOf(current) !== seen) return "it changed since this run read it";
+      if (revisionOf(splitFile(current, key).entry) !== seen) {
+        return "it changed since this run read it";
+      }
       return remove(path) ? undefined : "it was deleted since this run read it";
     });
     if (why !== undefined) throw staleDelete(key, `${why}; read it again, then delete`);

@@ -44,7 +44,7 @@ import {
 import { HISTORY_DIR, keyDir, prune, type Tip, tipOf, versionPath } from "./history.ts";
 import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
 import { SUFFIX } from "./names.ts";
-import { readCurrent } from "./read.ts";
+import { readCurrent, splitFile } from "./read.ts";
 import { revisionOf } from "./revision.ts";
 
 // A key that changes this often between a look and a write is reported as unavailable.
@@ -70,8 +70,8 @@ export interface Mechanics {
   reserve(started: number, key: string, path: string): Reservation;
   /** Flushes the store's directory (group commit). */
   flushRoot(): Promise<void>;
-  /** Records the written bytes' revision in the call's scope. */
-  record(call: Call, key: string, bytes: Uint8Array): void;
+  /** Records the revision of the written entry's bytes in the call's scope. */
+  record(call: Call, key: string, entry: Uint8Array): void;
 }
 
 /** What a write asks of the key before it writes. */
@@ -170,7 +170,7 @@ export class VersionedWriter {
       this.#m.flushRoot(),
       done === "made" ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
     ]);
-    if (op !== "delete") this.#m.record(call, key, bytes);
+    if (op !== "delete") this.#m.record(call, key, entry);
     if (seq % PRUNE_EVERY === 0) prune(root, key, this.#m.retention, seq);
     return { seq };
   }
@@ -433,7 +433,7 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
 function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
   if (seen.unreadable !== undefined) throw seen.unreadable;
   if (seen.head === undefined) throw stale(key, "it was deleted since this run read it", op);
-  if (revisionOf(seen.head) !== revision) {
+  if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
     throw stale(key, "it changed since this run read it", op);
   }
   return "write";
