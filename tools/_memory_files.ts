@@ -17,7 +17,7 @@
 //    TypeScript tool writes the word "undefined" in its place.
 
 import { MAX_DESCRIPTION_RUNES, MAX_KEY_RUNES } from "../store/limits.ts";
-import { LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
 import { quote } from "../store/_text.ts";
 
 /**
@@ -75,10 +75,13 @@ export function parsePath(path: unknown): MemoryPath {
   }
 }
 
+// A character no key holds: the complement of the key pattern's class (`^[...]+$`).
+const NOT_A_KEY_CHAR = new RegExp(`[^${KEY_PATTERN.slice(2, -3)}]`, "g");
+
 // A suggestion for a nested path: its segments joined with "_", other characters dropped.
 function flatName(name: string): string {
   const flat = name.split("/").filter((s) => s !== "" && s !== "." && s !== "..").join("_")
-    .replace(/[^A-Za-z0-9._=-]/g, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
+    .replace(NOT_A_KEY_CHAR, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
     .slice(0, MAX_KEY_RUNES);
   return flat === "" ? "notes.md" : flat;
 }
