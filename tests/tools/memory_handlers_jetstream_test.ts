@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { anthropicMemoryHandlers, Scope } from "../../mod.ts";
-import { countingStale } from "./_helpers.ts";
+import { countingStale, renameRaces } from "./_helpers.ts";
 import { natsFixture } from "../_lib/jetstream_fixture.ts";
 import { needsNats } from "../_lib/nats_server.ts";
 
@@ -66,6 +66,23 @@ for (const readBeforeUpdate of [true, false]) {
       assert.equal(lines[0], "# Shared log");
       assert.equal(lines.length, 2 + EDITS);
       console.log(`stale retries: ${a.stale()} + ${b.stale()}`);
+    },
+  });
+}
+
+for (const readBeforeUpdate of [true, false]) {
+  Deno.test({
+    name:
+      `anthropicMemoryHandlers() on jetstream (readBeforeUpdate ${readBeforeUpdate}): a rename racing a str_replace loses nothing`,
+    ...needsNats(),
+    fn: async () => {
+      await using nats = await natsFixture();
+      const stores = [
+        await nats.open({ readBeforeUpdate }),
+        await nats.open({ readBeforeUpdate }),
+      ] as const;
+      const { bothOk, renameStale } = await renameRaces(stores, 30);
+      console.log(`both succeeded in ${bothOk} of 30; rename stale in ${renameStale}`);
     },
   });
 }

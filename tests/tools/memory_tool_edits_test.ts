@@ -11,8 +11,9 @@ import {
   anthropicMemoryHandlers,
   openFileStore,
   Scope,
+  type Store,
 } from "../../mod.ts";
-import { countingStale } from "./_helpers.ts";
+import { countingStale, renameRaces } from "./_helpers.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
@@ -189,47 +190,8 @@ Deno.test({
 
 Deno.test("a rename racing a str_replace loses nothing: the edit is in the file that remains, or it failed", async () => {
   await withDir(async (dir) => {
-    let bothOk = 0;
-    let renameStale = 0;
-    for (let trial = 0; trial < 40; trial++) {
-      const store = await openFileStore({ dir });
-      const from = `t${trial}.md`;
-      const to = `t${trial}-renamed.md`;
-      await store.create(from, "Trial", "x: 0\n");
-      // Two agents, so two scopes and no queue between them.
-      const renamer = anthropicMemoryHandlers(store, { scope: new Scope() });
-      const editor = anthropicMemoryHandlers(await openFileStore({ dir }), { scope: new Scope() });
-      const [renamed, edited] = await Promise.allSettled([
-        renamer.rename({
-          command: "rename",
-          old_path: `/memories/${from}`,
-          new_path: `/memories/${to}`,
-        }),
-        // The editor waits a varying moment, so its write lands at different points of the rename.
-        new Promise((r) => setTimeout(r, trial % 4)).then(() =>
-          editor.str_replace({
-            command: "str_replace",
-            path: `/memories/${from}`,
-            old_str: "x: 0",
-            new_str: "x: 1",
-          })
-        ),
-      ]);
-      const held = async (key: string) => (await store.read(key).catch(() => undefined))?.content;
-      const [a, b] = [await held(from), await held(to)];
-      if (edited.status === "fulfilled") {
-        assert.ok(a === "x: 1\n" || b === "x: 1\n", `trial ${trial}: edit lost (a ${a}, b ${b})`);
-      }
-      if (renamed.status === "fulfilled") {
-        assert.equal(a, undefined, `trial ${trial}: renamed, yet ${from} remains`);
-        assert.ok(b !== undefined, `trial ${trial}: renamed, yet ${to} is missing`);
-      } else {
-        assert.match(String(renamed.reason), /changed while it was being renamed|does not exist/);
-        renameStale++;
-      }
-      if (renamed.status === "fulfilled" && edited.status === "fulfilled") bothOk++;
-      assert.ok(a !== undefined || b !== undefined, `trial ${trial}: both files gone`);
-    }
+    const stores: [Store, Store] = [await openFileStore({ dir }), await openFileStore({ dir })];
+    const { bothOk, renameStale } = await renameRaces(stores, 40);
     console.log(
       `rename + edit both succeeded in ${bothOk} of 40 trials; rename stale in ${renameStale}`,
     );
