@@ -177,14 +177,23 @@ const JETSTREAM_OPTIONS = {
 type Client = {
   readonly jetstream: typeof import("@nats-io/jetstream").jetstream;
   readonly Kvm: typeof import("@nats-io/kv").Kvm;
+  readonly headers: typeof import("@nats-io/nats-core").headers;
 };
 
 let client: Promise<Client> | undefined;
 
 // The NATS modules load on first use, so a host that only uses the file backend never loads them.
 function loadClient(): Promise<Client> {
-  client ??= Promise.all([import("@nats-io/jetstream"), import("@nats-io/kv")]).then(
-    ([jsModule, kvModule]) => ({ jetstream: jsModule.jetstream, Kvm: kvModule.Kvm }),
+  client ??= Promise.all([
+    import("@nats-io/jetstream"),
+    import("@nats-io/kv"),
+    import("@nats-io/nats-core"),
+  ]).then(
+    ([jsModule, kvModule, core]) => ({
+      jetstream: jsModule.jetstream,
+      Kvm: kvModule.Kvm,
+      headers: core.headers,
+    }),
     (e) => {
       client = undefined;
       throw new ConfigError(`${PREFIX} Cannot load the NATS client modules`, { cause: e });
@@ -234,7 +243,7 @@ export async function openJetStreamStore(
   const prefix = resolvePrefix(decoded.prefix, deps.identity);
   const nc = checkConnection(deps.nc);
   const warn = checkWarn(deps.onWarning);
-  const { jetstream, Kvm } = await loadClient();
+  const { jetstream, Kvm, headers } = await loadClient();
 
   // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
   let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient; kv: KV };
@@ -295,6 +304,7 @@ export async function openJetStreamStore(
       maxMsgSize: si.config.max_msg_size ?? -1,
       purge: purge && !denied,
       warn,
+      headers,
     }),
   );
 }

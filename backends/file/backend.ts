@@ -3,6 +3,7 @@
 
 import {
   CapacityError,
+  CorruptError,
   ExistsError,
   NotFoundError,
   StaleError,
@@ -11,7 +12,7 @@ import {
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck, type BackendOps, type Call } from "../../store/_store.ts";
+import { abortCheck, type BackendOps, type Call, type KeyedEntry } from "../../store/_store.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
@@ -162,6 +163,21 @@ export class FileBackend implements BackendOps {
   }
 
   // deno-lint-ignore require-await
+  async entries(): Promise<KeyedEntry[]> {
+    return this.#scan((key) => {
+      const bytes = readCurrent(this.#path(key), key);
+      if (bytes === undefined) return undefined;
+      try {
+        return { key, ...parseEntry(splitFile(bytes, key).entry, key) };
+      } catch (e) {
+        // Damaged: list() leaves it out too (check names it).
+        if (e instanceof CorruptError) return undefined;
+        throw e;
+      }
+    });
+  }
+
+  // deno-lint-ignore require-await
   async audit(): Promise<StoreAudit> {
     const audit = auditFileDir(this.#c.root);
     if (this.#c.history === undefined) return audit;
@@ -205,7 +221,7 @@ export class FileBackend implements BackendOps {
   async update(w: ValidWrite, call: Call): Promise<void> {
     if (this.#versioned !== undefined) {
       let rule: Rule = { kind: "replace" };
-      if (this.#c.readBeforeUpdate) {
+      if (this.#c.readBeforeUpdate || call.checked) {
         const seen = call.scope?.revision(this.#ns, w.key);
         if (seen === undefined || seen <= 0) {
           throw stale(w.key, "this run has not read it; read it first, then update");
@@ -222,7 +238,9 @@ export class FileBackend implements BackendOps {
     }
     const path = this.#path(w.key);
     const bytes = ENCODER.encode(serializeValid(w.description, w.content));
-    if (this.#c.readBeforeUpdate) return this.#checkedUpdate(w.key, path, bytes, call);
+    if (this.#c.readBeforeUpdate || call.checked) {
+      return this.#checkedUpdate(w.key, path, bytes, call);
+    }
     const kind = kindOf(path);
     if (kind !== null && kind !== "file") throw occupied("update", w.key);
     if (kind === null) {
@@ -287,12 +305,18 @@ export class FileBackend implements BackendOps {
   }
 
   async delete(key: string, call: Call): Promise<boolean> {
+    const seen = call.scope?.revision(this.#ns, key);
     // Whatever happens, the run loses its authority over the key.
     call.scope?.forget(this.#ns, key);
     if (this.#versioned !== undefined) {
-      return (await this.#versioned.write(key, null, { kind: "delete" }, call)).seq > 0;
+      if (call.checked && (seen === undefined || seen <= 0)) {
+        throw staleDelete(key, "this run has not read it; read it first, then delete");
+      }
+      const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
+      return (await this.#versioned.write(key, null, rule, call)).seq > 0;
     }
     const path = this.#path(key);
+    if (call.checked) return this.#checkedDelete(key, path, seen, call);
     const removeIt = () => {
       // Something that is not a regular file is not a memory: leave it alone.
       if (kindOf(path) !== "file") return false;
@@ -339,6 +363,31 @@ export class FileBackend implements BackendOps {
     }
     await this.#flushDir();
     this.#record(call, key, bytes);
+  }
+
+  // Removes the key only if it holds exactly what this run last read or wrote, under the key's
+  // lock like #checkedUpdate, so a checked delete and a checked update never both succeed from
+  // one read.
+  async #checkedDelete(
+    key: string,
+    path: string,
+    seen: number | undefined,
+    call: Call,
+  ): Promise<boolean> {
+    if (seen === undefined || seen <= 0) {
+      throw staleDelete(key, "this run has not read it; read it first, then delete");
+    }
+    const why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
+      const current = readCurrent(path, key);
+      if (current === undefined) return "it was deleted since this run read it";
+      if (revisionOf(splitFile(current, key).entry) !== seen) {
+        return "it changed since this run read it";
+      }
+      return remove(path) ? undefined : "it was deleted since this run read it";
+    });
+    if (why !== undefined) throw staleDelete(key, `${why}; read it again, then delete`);
+    await this.#flushDir();
+    return true;
   }
 
   #reserve(started: number, key: string, path: string): Reservation {
@@ -409,6 +458,10 @@ function stale(key: string, why: string): StaleError {
     `[memory:file] Cannot update memory ${quote(key)}: ${why}`,
     { key },
   );
+}
+
+function staleDelete(key: string, why: string): StaleError {
+  return new StaleError(`[memory:file] Cannot delete memory ${quote(key)}: ${why}`, { key });
 }
 
 function occupied(op: "create" | "update", key: string): UnavailableError {

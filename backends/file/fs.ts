@@ -81,6 +81,18 @@ export function openForRead(path: string): number {
   return fs.openSync(path, READ_FLAGS);
 }
 
+/** Whether this process may open `path` for reading (false when permission is denied). */
+export function mayRead(path: string): boolean {
+  try {
+    fs.closeSync(fs.openSync(path, READ_FLAGS));
+    return true;
+  } catch (e) {
+    const code = errorKind(e);
+    if (code === "EACCES" || code === "EPERM") return false;
+    return true;
+  }
+}
+
 /**
  * Reads a regular file from `fd` into `buf`, from the file's offset `start`, until its end or the
  * end of `buf`; the number of bytes in `buf` after it. A read of a regular file returns less than

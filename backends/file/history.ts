@@ -13,7 +13,7 @@ import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { quote } from "../../store/_text.ts";
 import { hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
-import { fileMtime, kindOf, listNames, removeQuietly } from "./fs.ts";
+import { fileMtime, kindOf, listNames, mayRead, removeQuietly } from "./fs.ts";
 import { readCurrent, readHead, splitFile } from "./read.ts";
 import { keyOf, SUFFIX } from "./names.ts";
 
@@ -66,8 +66,9 @@ export function recordAt(
   const path = versionPath(root, key, seq);
   const head = readHead(path, key);
   if (head === undefined) {
-    // Gone (pruned meanwhile), or there but not readable as a version: damaged.
-    if (kindOf(path) === "file") throw damaged(key, seq);
+    // Gone (pruned meanwhile), or one this process may not read (a version file shares its
+    // memory file's permissions, being the same file): nothing to go by. Otherwise damaged.
+    if (kindOf(path) === "file" && mayRead(path)) throw damaged(key, seq);
     return undefined;
   }
   if (head.record === undefined || head.record.seq !== seq) throw damaged(key, seq);

@@ -82,8 +82,11 @@ export type Rule =
   | { readonly kind: "replace" }
   /** `update` with revision checks: the key must hold exactly what the scope read. */
   | { readonly kind: "checked"; readonly seen: number }
-  /** `delete`: remove the key if it holds something; false when it holds nothing. */
-  | { readonly kind: "delete" }
+  /**
+   * `delete`: remove the key if it holds something; false when it holds nothing. With `seen` (a
+   * revision-checked delete, store/_checked.ts), only if it holds exactly what the scope read.
+   */
+  | { readonly kind: "delete"; readonly seen?: number | undefined }
   /** A restore's or revert's write: the key's newest version must be `expected`. */
   | { readonly kind: "expect"; readonly expected: string | null };
 
@@ -281,6 +284,9 @@ export class VersionedWriter {
           // A revision-checked write that lost the race is stale; the others look again.
           judge(key, rule, now);
           if (rule.kind === "checked") throw stale(key, "it changed since this run read it");
+          if (rule.kind === "delete" && rule.seen !== undefined) {
+            throw stale(key, "it changed since this run read it", "delete");
+          }
           return "retry";
         }
         abortCheck("file", op, key, call.signal);
@@ -403,16 +409,10 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
     case "replace":
       return "write";
     case "delete":
-      return tip.headExists ? "write" : "nothing";
+      if (rule.seen === undefined) return tip.headExists ? "write" : "nothing";
+      return judgeSeen(key, rule.seen, seen, "delete");
     case "checked":
-      if (seen.unreadable !== undefined) throw seen.unreadable;
-      if (seen.head === undefined) {
-        throw stale(key, "it was deleted since this run read it");
-      }
-      if (revisionOf(splitFile(seen.head, key).entry) !== rule.seen) {
-        throw stale(key, "it changed since this run read it");
-      }
-      return "write";
+      return judgeSeen(key, rule.seen, seen, "update");
     case "expect": {
       if (seen.unreadable !== undefined) throw seen.unreadable;
       const newest = tip.committed === undefined ? null : String(tip.committed.seq);
@@ -427,6 +427,16 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
       return "write";
     }
   }
+}
+
+// A revision-checked write: the key must hold exactly what the scope read.
+function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
+  if (seen.unreadable !== undefined) throw seen.unreadable;
+  if (seen.head === undefined) throw stale(key, "it was deleted since this run read it", op);
+  if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
+    throw stale(key, "it changed since this run read it", op);
+  }
+  return "write";
 }
 
 function sameTip(a: Tip, b: Tip): boolean {
@@ -452,9 +462,9 @@ function exists(key: string): ExistsError {
   });
 }
 
-function stale(key: string, why: string): StaleError {
+function stale(key: string, why: string, op: "update" | "delete" = "update"): StaleError {
   return new StaleError(
-    `[memory:file] Cannot update memory ${quote(key)}: ${why}; read it again, then update`,
+    `[memory:file] Cannot ${op} memory ${quote(key)}: ${why}; read it again, then ${op}`,
     { key },
   );
 }

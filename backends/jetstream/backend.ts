@@ -24,7 +24,7 @@ import {
 } from "./errors.ts";
 import { count, headerDescription, type Keyspace, type OldMarker, scan } from "./scan.ts";
 import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
-import { publish, publishDelete, purgeMarker } from "./write.ts";
+import { publish, publishDelete, purgeMarker, type WriteTarget } from "./write.ts";
 import { auditOfScan } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 import { isPermissionDenied } from "./bind.ts";
@@ -47,6 +47,8 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly warn: (message: string) => void;
   /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
   readonly instance: string;
+  /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
+  readonly headers: WriteTarget["headers"];
 }
 
 type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
@@ -199,7 +201,7 @@ export class JetStreamBackend implements BackendOps {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
       const subject = this.#ks.subjectPrefix + w.key;
       const before = this.#capacity.current();
-      if (!this.#c.readBeforeUpdate) {
+      if (!this.#c.readBeforeUpdate && !call.checked) {
         // Like the file backend: replace, or create (which counts against capacity).
         const latest = await this.#get(w.key);
         let from = before;
@@ -248,6 +250,7 @@ export class JetStreamBackend implements BackendOps {
     call.scope?.forget(this.#ns, key);
     return this.#run("delete", key, call, async (d) => {
       const subject = this.#ks.subjectPrefix + key;
+      if (call.checked) return await this.#checkedDelete(key, subject, seen, d);
       for (let attempt = 1;; attempt++) {
         const before = this.#capacity.current();
         const guess = attempt === 1 && seen !== undefined && seen > 0;
@@ -274,6 +277,30 @@ export class JetStreamBackend implements BackendOps {
         return true;
       }
     });
+  }
+
+  // A delete that writes its marker only at the revision this run read or wrote (see Call).
+  async #checkedDelete(
+    key: string,
+    subject: string,
+    seen: number | undefined,
+    d: Deadline,
+  ): Promise<boolean> {
+    const stale = (why: string) =>
+      new StaleError(`${PREFIX} Cannot delete memory ${quote(key)}: ${why}`, { key });
+    if (seen === undefined || seen <= 0) {
+      throw stale("this run has not read it; read it first, then delete");
+    }
+    const before = this.#capacity.current();
+    let marker: number;
+    try {
+      marker = await publishDelete(this.#c, subject, seen, d.left());
+    } catch (e) {
+      if (!isWrongLastSequence(e)) throw e;
+      throw stale("it changed or was deleted since this run read it; read it again, then delete");
+    }
+    this.#capacity.wrote(before, marker, 0);
+    return true;
   }
 
   // Counts the keyspace. A bucket deleted and created again since the last count makes every

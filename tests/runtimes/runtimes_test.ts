@@ -125,11 +125,12 @@ test(
       "@nats-io/jetstream",
       "@nats-io/kv",
       "@nats-io/nats-core",
+      "@nats-io/transport-node",
       "@opentelemetry/api",
       "yaml",
     ];
     assert.deepEqual(
-      packageJson.dependencies,
+      Object.fromEntries(Object.entries(packageJson.dependencies as object).sort()),
       Object.fromEntries(expected.map((n) => [n, imports[n]!.slice(`npm:${n}@`.length)])),
     );
     assert.equal(packageJson.name, "@agentmem/memory");
@@ -137,13 +138,25 @@ test(
     for (const file of ["package.json", "index.mjs", "index.d.mts", "README.md", "LICENSE"]) {
       assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
     }
+    // Every module the bundles import from their own folder is in the tarball.
+    for (const file of ["index.mjs", "cli.mjs"]) {
+      const js = await Deno.readTextFile(`${installed}/${file}`);
+      for (const [, chunk] of js.matchAll(/from "\.\/([^"]+)"/g)) {
+        assert.ok((await Deno.stat(`${installed}/${chunk}`)).isFile, `the tarball lacks ${chunk}`);
+      }
+    }
   },
 );
 
 test("[npm] the package's code never names the Deno global", [], async () => {
   const { app } = await project();
-  const js = await Deno.readTextFile(`${app}/node_modules/@agentmem/memory/index.mjs`);
-  assert.deepEqual(denoGlobalUses(js), []);
+  const installed = `${app}/node_modules/@agentmem/memory`;
+  const { files } = JSON.parse(await Deno.readTextFile(`${installed}/package.json`)) as {
+    files: string[];
+  };
+  for (const file of files.filter((f) => f.endsWith(".mjs"))) {
+    assert.deepEqual(denoGlobalUses(await Deno.readTextFile(`${installed}/${file}`)), [], file);
+  }
 });
 
 test(
@@ -278,3 +291,30 @@ for (const [mode, what] of Object.entries(MIXED_RACES) as [keyof typeof MIXED_RA
     },
   );
 }
+
+test("[node22] the package's agentmem bin runs the operator CLI on Node", ["node22"], async () => {
+  const node = runtime("node22");
+  const { app } = await project();
+  const bin = `${app}/node_modules/.bin/agentmem`;
+  await using tmp = await tempDir("agentmem-bin-");
+  const dir = tmp.path;
+  const run = async (args: string[], input = "") => {
+    await using child = spawnChild(node.bin, [bin, ...args, "--dir", dir], {
+      cwd: app,
+      input,
+      timeLimitMs: 30_000,
+    });
+    return await child.finished();
+  };
+  const written = await run(["write", "user.units", "--description", "Units"], "metric\n");
+  assert.equal(written.code, 0, written.stderr);
+  assert.equal(written.stdout, "created user.units\n");
+  const listed = await run(["list"]);
+  assert.equal(listed.stdout, "user.units\tUnits\n");
+  assert.equal((await run(["read", "user.units", "--raw"])).stdout, "metric\n");
+  const info = await run(["info", "--json"]);
+  assert.equal(JSON.parse(info.stdout).entries, 1);
+  const typo = await run(["lsit"]);
+  assert.equal(typo.code, 2);
+  assert.match(typo.stderr, /did you mean "list"/);
+});

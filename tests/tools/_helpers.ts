@@ -2,7 +2,7 @@
 // Store double is tests/_lib/fake_store.ts.
 
 import assert from "node:assert/strict";
-import { Scope } from "../../mod.ts";
+import { anthropicMemoryHandlers, Scope, StaleError, type Store } from "../../mod.ts";
 
 /** Text that tries every way out of the framing we could think of. */
 export const HOSTILE_LINES: readonly string[] = [
@@ -101,6 +101,82 @@ export function bodyOf(text: string): string {
   assert.ok(block, "no data block");
   const start = block.lines.indexOf("content:");
   return block.lines.slice(start + 1).map((l) => l.replace(/^\| ?/, "")).join("\n");
+}
+
+/**
+ * `store` with its updates counted where the store refused them as stale: to show that writers
+ * that must not lose each other's edits really collided.
+ */
+export function countingStale(store: Store): { store: Store; stale: () => number } {
+  let stale = 0;
+  const update: Store["update"] = (k, d, c, o) =>
+    store.update(k, d, c, o).catch((e) => {
+      if (e instanceof StaleError) stale++;
+      throw e;
+    });
+  return {
+    store: {
+      info: () => store.info(),
+      list: (o) => store.list(o),
+      read: (k, o) => store.read(k, o),
+      create: (k, d, c, o) => store.create(k, d, c, o),
+      delete: (k, o) => store.delete(k, o),
+      update,
+    },
+    stale: () => stale,
+  };
+}
+
+/**
+ * Races `trials` renames of a file against a `str_replace` of it, each through its own handlers
+ * (two agents: two scopes, no queue between them) on `stores` (two handles on one keyspace), the
+ * edit starting a varying moment later. Asserts nothing is lost: an edit that succeeded is in the
+ * file that remains, a rename that succeeded left no source, one that failed says why.
+ */
+export async function renameRaces(
+  stores: readonly [Store, Store],
+  trials: number,
+): Promise<{ bothOk: number; renameStale: number }> {
+  let bothOk = 0;
+  let renameStale = 0;
+  for (let trial = 0; trial < trials; trial++) {
+    const [store, other] = stores;
+    const from = `t${trial}.md`;
+    const to = `t${trial}-renamed.md`;
+    await store.create(from, "Trial", "x: 0\n");
+    const renamer = anthropicMemoryHandlers(store, { scope: new Scope() });
+    const editor = anthropicMemoryHandlers(other, { scope: new Scope() });
+    const [renamed, edited] = await Promise.allSettled([
+      renamer.rename({
+        command: "rename",
+        old_path: `/memories/${from}`,
+        new_path: `/memories/${to}`,
+      }),
+      new Promise((r) => setTimeout(r, trial % 4)).then(() =>
+        editor.str_replace({
+          command: "str_replace",
+          path: `/memories/${from}`,
+          old_str: "x: 0",
+          new_str: "x: 1",
+        })
+      ),
+    ]);
+    const held = async (key: string) => (await store.read(key).catch(() => undefined))?.content;
+    const [a, b] = [await held(from), await held(to)];
+    if (edited.status === "fulfilled") {
+      assert.ok(a === "x: 1\n" || b === "x: 1\n", `trial ${trial}: edit lost (a ${a}, b ${b})`);
+    }
+    if (renamed.status === "fulfilled") {
+      assert.equal(a, undefined, `trial ${trial}: renamed, yet ${from} remains`);
+      assert.ok(b !== undefined, `trial ${trial}: renamed, yet ${to} is missing`);
+    } else {
+      assert.match(String(renamed.reason), /changed while it was being renamed|does not exist/);
+      renameStale++;
+    }
+    if (renamed.status === "fulfilled" && edited.status === "fulfilled") bothOk++;
+    assert.ok(a !== undefined || b !== undefined, `trial ${trial}: both files gone`);
+  }
+  return { bothOk, renameStale };
 }
 
 /** A fresh scope, for tests that want to look at it. */

@@ -1,6 +1,8 @@
 // A scripted `fetch` for the Anthropic and OpenAI clients: each request gets the next scripted
 // JSON reply, and every request is recorded, so an SDK's own loop runs with no network.
 
+import Anthropic from "@anthropic-ai/sdk";
+
 /** One request the scripted fetch saw. */
 export interface SeenRequest {
   readonly method: string;
@@ -66,4 +68,62 @@ export function anthropicMessage(
 /** An Anthropic `tool_use` content block. */
 export function toolUse(id: string, name: string, input: unknown): unknown {
   return { type: "tool_use", id, name, input };
+}
+
+/** An OpenAI Responses API reply with `output` items. */
+export function openaiResponse(output: unknown[]): unknown {
+  return {
+    id: `resp_${crypto.randomUUID().slice(0, 8)}`,
+    object: "response",
+    created_at: 0,
+    status: "completed",
+    model: "gpt-5",
+    output,
+    parallel_tool_calls: true,
+    tool_choice: "auto",
+    tools: [],
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    metadata: {},
+    temperature: 1,
+    top_p: 1,
+  };
+}
+
+/** A `tool_result` block as the Anthropic tool runner sends it back. */
+export interface ToolResultBlock {
+  type: string;
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+/** The `tool_result` blocks the Anthropic tool runner sent in request `i`. */
+export function toolResults(script: ScriptedFetch, i: number): ToolResultBlock[] {
+  const body = script.requests[i]!.body as { messages: { role: string; content: unknown }[] };
+  return body.messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as ToolResultBlock[]).filter((b) => b.type === "tool_result")
+      : []
+  );
+}
+
+/**
+ * Runs the Anthropic SDK's own tool runner over `script` with `tools` (runnable tools, or
+ * anything the runner takes) until the scripted model stops, and returns the `tool_result`
+ * blocks it sent back after the first reply.
+ */
+export async function toolRunnerTurn(
+  script: ScriptedFetch,
+  tools: readonly unknown[],
+): Promise<ToolResultBlock[]> {
+  await new Anthropic({ apiKey: "k", fetch: script.fetch, maxRetries: 0 }).beta.messages
+    .toolRunner({
+      model: "claude-sonnet-4-6",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "remember this" }],
+      tools: tools as never,
+    });
+  return toolResults(script, 1);
 }

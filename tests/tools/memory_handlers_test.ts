@@ -103,13 +103,44 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ command: fc.constant("rename" as const), old_path: path, new_path: path }),
 );
 
+// Where we differ on purpose from the SDK's TypeScript tool (tools/_memory_files.ts, README):
+// str_replace counts old_str in the whole text, as the tool's documentation and the Python SDK
+// do; the TypeScript tool matches line by line. On a step where the two rules disagree, the
+// expected outcome is the documented rule's, applied to the SDK's file too so both stay in step;
+// on every other step the SDK's tool is the oracle.
+async function documentedStrReplace(
+  root: string,
+  c: Command,
+): Promise<{ ok: boolean; text: string } | undefined> {
+  if (c.command !== "str_replace" || !/^\/memories\/[^/]+$/.test(c.path)) return undefined;
+  const file = `${root}${c.path}`;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch {
+    return undefined;
+  }
+  const { old_str: old, new_str: replacement = "" } = c as { old_str: string; new_str?: string };
+  // Python's str.count: non-overlapping occurrences; "" occurs len + 1 times.
+  let count = 0;
+  if (old === "") count = [...text].length + 1;
+  else for (let i = text.indexOf(old); i >= 0; i = text.indexOf(old, i + old.length)) count++;
+  const documented = count === 1 ? text.replace(old, () => replacement) : undefined;
+  const lineRule = text.split("\n").filter((line) => line.includes(old)).length === 1
+    ? text.replace(old, () => replacement)
+    : undefined;
+  if (documented === lineRule) return undefined;
+  if (documented !== undefined) await Deno.writeTextFile(file, documented);
+  return { ok: documented !== undefined, text: "the documented rule" };
+}
+
 async function differential(commands: Command[], store: Store): Promise<void> {
   const root = await Deno.makeTempDir({ prefix: "agentmem-sdk-memory-" });
   try {
     const sdk = await BetaLocalFilesystemMemoryTool.init(root);
     const ours = asSdkHandlers(store);
     for (const [i, c] of commands.entries()) {
-      const want = await runOn(sdk, c);
+      const want = (await documentedStrReplace(root, c)) ?? await runOn(sdk, c);
       const got = await runOn(ours, c);
       const step = `step ${i} ${JSON.stringify(c)}: sdk ${JSON.stringify(want)}, ours ${
         JSON.stringify(got)

@@ -14,27 +14,16 @@ import { chat as toolRunnerChat } from "../../examples/anthropic_tool_runner.ts"
 import { chat as claudeMemoryChat } from "../../examples/claude_memory_tool.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
 import { spawnChild } from "../_lib/spawn.ts";
-import { anthropicMessage, type ScriptedFetch, scriptedFetch, toolUse } from "./_sdk_fetch.ts";
+import {
+  anthropicMessage,
+  type ScriptedFetch,
+  scriptedFetch,
+  toolResults,
+  toolUse,
+} from "./_sdk_fetch.ts";
 
 function client(script: ScriptedFetch): Anthropic {
   return new Anthropic({ apiKey: "test-key", fetch: script.fetch, maxRetries: 0 });
-}
-
-interface ToolResultBlock {
-  type: string;
-  tool_use_id: string;
-  content: string;
-  is_error?: boolean;
-}
-
-// The tool_result blocks the runner sent in request `i`.
-function toolResults(script: ScriptedFetch, i: number): ToolResultBlock[] {
-  const body = script.requests[i]!.body as { messages: { role: string; content: unknown }[] };
-  return body.messages.flatMap((m) =>
-    Array.isArray(m.content)
-      ? (m.content as ToolResultBlock[]).filter((b) => b.type === "tool_result")
-      : []
-  );
 }
 
 Deno.test("toAnthropicRunnableTools() types as the SDK's BetaRunnableTool", () => {

@@ -8,7 +8,7 @@ import { defineTool, memoryTools, runTool, toOpenAITools } from "../../mod.ts";
 import { chat as chatCompletions } from "../../examples/openai_chat.ts";
 import { chat as chatResponses } from "../../examples/openai_responses.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { type ScriptedFetch, scriptedFetch } from "./_sdk_fetch.ts";
+import { openaiResponse as response, type ScriptedFetch, scriptedFetch } from "./_sdk_fetch.ts";
 
 const tools = memoryTools(new FakeStore());
 
@@ -199,26 +199,6 @@ Deno.test("the Chat Completions example runs the tools the model calls and answe
   assert.equal(results[0]!.content, 'Saved new memory "user.units".');
   assert.match(results[1]!.content, /no tool named "memory_search"\. The tools are: memory_list/);
 });
-
-function response(output: unknown[]): unknown {
-  return {
-    id: `resp_${crypto.randomUUID().slice(0, 8)}`,
-    object: "response",
-    created_at: 0,
-    status: "completed",
-    model: "gpt-5",
-    output,
-    parallel_tool_calls: true,
-    tool_choice: "auto",
-    tools: [],
-    error: null,
-    incomplete_details: null,
-    instructions: null,
-    metadata: {},
-    temperature: 1,
-    top_p: 1,
-  };
-}
 
 Deno.test("the Responses example runs function calls and sends their outputs back by call_id", async () => {
   const store = new FakeStore();
