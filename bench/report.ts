@@ -4,7 +4,6 @@
 // analysis is bench/analysis.md. The generated files are run through `deno fmt`, so they stay
 // clean for `deno fmt --check`.
 
-import { table } from "./_format.ts";
 import * as report from "./_report.ts";
 import type { Results } from "./_results.ts";
 import { summarize } from "./_summary.ts";
@@ -19,19 +18,14 @@ export function renderBenchMd(results: Results, analysis?: string): string {
   const nats = c.servers === "private nats-server"
     ? "a private server on loopback, file storage"
     : "external servers";
-  const machine = table("|", [
-    ["CPU", `${m.cpu}, ${m.cores} cores`],
-    ["OS", m.os],
-    ["Deno", `${m.deno} (V8 ${m.v8})`],
-    ["nats-server", `${m.natsServer} (${nats})`],
-    ["Load average at the end", m.loadAverage.join(", ")],
-  ]);
   const fields: Record<string, unknown> = {
     ...c,
+    ...m,
+    nats,
+    loadAverage: m.loadAverage.join(", "),
     command: results.command,
     startedAt: results.startedAt,
     seconds: Math.round(results.durationMs / 1000),
-    machine,
     targets: report.targetsTable(summary.targets),
     operations: report.operationsTables(results).trim(),
     listing: report.listTable(results).trim(),
