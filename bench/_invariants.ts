@@ -10,10 +10,7 @@ import type { Op } from "./_protocol.ts";
 export const COUNTER_KEY = "counter";
 
 /** Where checks are counted and violations collected. */
-export interface Checks {
-  checks: number;
-  readonly violations: string[];
-}
+export type Checks = { checks: number; readonly violations: string[] };
 
 type Phase = { op: Op; results: readonly PhaseResult[]; all: readonly string[] };
 

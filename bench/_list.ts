@@ -52,8 +52,7 @@ async function watchPass(kv: KV): Promise<number> {
 }
 
 async function keysThenGets(kv: KV): Promise<number> {
-  const keys: string[] = [];
-  for await (const key of await kv.keys()) keys.push(key);
+  const keys = await Array.fromAsync(await kv.keys());
   let n = 0;
   for (const key of keys) if ((await kv.get(key))?.operation === "PUT") n++;
   return n;

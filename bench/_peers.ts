@@ -132,11 +132,6 @@ async function denoKv(path: string): Promise<Peer> {
     const atomic = () => kv.atomic().check({ key: ["m", key], versionstamp });
     return (await unlocked(() => atomic().set(["m", key], value).commit())).ok;
   };
-  const list = async () => {
-    let n = 0;
-    for await (const _ of kv.list({ prefix: ["m"] })) n++;
-    return n;
-  };
   return {
     async create(key, description, body) {
       if (!(await put(key, null, { description, body }))) throw new Error(`${key} exists`);
@@ -147,7 +142,7 @@ async function denoKv(path: string): Promise<Peer> {
       const ok = await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body });
       if (!ok) throw new Error(`${key} changed`);
     },
-    list: () => unlocked(list),
+    list: () => unlocked(async () => (await Array.fromAsync(kv.list({ prefix: ["m"] }))).length),
     delete: (key) => unlocked(() => kv.delete(["m", key])),
     increment: (key) =>
       retrying(async () => {
@@ -235,9 +230,8 @@ async function anthropicTool(dir: string): Promise<Peer> {
 function mcpJsonl(file: string): Peer {
   type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
   const load = async () => {
-    const text = await readFile(file, "utf-8").catch((e) =>
-      isCode(e, "ENOENT") ? "" : Promise.reject(e)
-    );
+    const absent = (e: unknown) => isCode(e, "ENOENT") ? "" : Promise.reject(e);
+    const text = await readFile(file, "utf-8").catch(absent);
     return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Entity);
   };
   const save = async (graph: Entity[]) => {

@@ -8,19 +8,14 @@ import { spawnDeno } from "../tests/_lib/spawn.ts";
 const WORKER = new URL("./worker.ts", import.meta.url);
 const ENCODER = new TextEncoder();
 // A worker lives for one suite; past this it is killed by its pid and the run fails.
-const TIME_LIMIT_MS = 30 * 60_000;
+const LIMIT_MS = 30 * 60_000;
 
 // The one spawner of the tests. All permissions: a listing reads /proc/self/io. Deno KV, one of
 // the peers, is unstable.
 function spawn(index: number) {
   const permissions = ["--quiet", "--allow-all", "--unstable-kv"];
-  const options = {
-    name: `bench worker ${index}`,
-    stdin: "piped",
-    permissions,
-    timeLimitMs: TIME_LIMIT_MS,
-  } as const;
-  const child = spawnDeno(WORKER, [], options);
+  const name = `bench worker ${index}`;
+  const child = spawnDeno(WORKER, [], { name, stdin: "piped", permissions, timeLimitMs: LIMIT_MS });
   const send = async (command: Command) => {
     await child.write(JSON.stringify(command) + "\n");
     const reply = await child.next(() => true) as Reply;

@@ -14,10 +14,7 @@ export type ListMethod =
   | `jetstream-${"watch" | "keys-get"}`;
 
 /** Where a run's data lives: a directory, a bucket, or (for a peer) both. */
-export interface Location {
-  readonly dir?: string;
-  readonly bucket?: string;
-}
+export type Location = { readonly dir?: string; readonly bucket?: string };
 
 /**
  * Every command a worker accepts; `init` first. A phase's create and delete visit each key once,

@@ -1,17 +1,10 @@
-// The floors: the fastest way to do each job on Deno without the library, so a target says how
-// far the library is from what the runtime allows (not from a copy of the library's code).
-//
-// - read: `Deno.readFileSync`, decode, split the header from the body.
-// - list: one `readDirSync` pass, then one small read (the first KiB) per entry, decode, find the
-//   description line. No bodies.
-// - durable create: `lstat` (an existing key costs no write), temp file, write, fsync, `link`
-//   (exclusive), unlink the temp, directory fsync: two fsyncs per create.
-// - durable update: the same with `rename` in place of `link`; delete: `remove`, directory fsync.
-// - 16 in flight: the same writes, their directory fsyncs shared by group commit (`groupCommit`).
-// No validation, symlink checks, capacity or telemetry. The jetstream floor is `@nats-io/kv` on
-// the worker's connection, keeping the library's guarantees by hand: `create` for a create, a
-// revision-checked `update` (re-read and retry on a wrong revision), `get` for a read, a
-// revision-checked delete, the same serialized bytes.
+// The floors (BENCH.md, "Floors and baselines"): the fastest way to do each job on Deno without
+// the library, so a target says how far the library is from what the runtime allows, not from a
+// copy of the library's code. The file floor reads with one `readFileSync`, lists with one
+// directory pass and the first KiB of each entry, and writes durably with a temp file, fsync,
+// `link` (create) or `rename` (update) and a directory fsync, shared by group commit when 16 are
+// in flight; no validation, symlink checks, capacity or telemetry. The jetstream floor is
+// `@nats-io/kv` on the worker's connection, keeping the library's guarantees by hand.
 
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
@@ -149,7 +142,7 @@ export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, ent
   const revisions = new Map<string, number>();
   const readInto = async (key: string) => {
     const entry = await kv.get(key);
-    if (entry === null || entry.operation !== "PUT") throw new Error(`Key "${key}" is missing`);
+    if (entry?.operation !== "PUT") throw new Error(`Key "${key}" is missing`);
     revisions.set(key, entry.revision);
     return entry.value;
   };
@@ -177,7 +170,7 @@ export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, ent
       let deleted = false;
       const attempt = async () => {
         const entry = await kv.get(key);
-        if (entry === null || entry.operation !== "PUT") return;
+        if (entry?.operation !== "PUT") return;
         await kv.delete(key, { previousSeq: entry.revision });
         deleted = true;
       };

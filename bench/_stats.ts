@@ -19,12 +19,7 @@ export function median(values: readonly number[]): number {
 }
 
 /** The median, lowest and highest of per-trial ratios, and how many trials had one. */
-export interface Spread {
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-  readonly trials: number;
-}
+export type Spread = { median: number; min: number; max: number; trials: number };
 
 /** The spread of `a / b` over trials; a trial missing either side, or with `b <= 0`, is skipped. */
 export function ratios(pairs: readonly (readonly (number | undefined)[])[]): Spread {

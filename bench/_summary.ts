@@ -127,9 +127,7 @@ function listRows(lists: ListRecord[]) {
   });
 }
 
-function row(goal: string, measured: string, met: boolean | null): TargetRow {
-  return { goal, measured, met };
-}
+const row = (goal: string, measured: string, met: boolean | null) => ({ goal, measured, met });
 const notMeasured = (goal: string) => row(goal, "not measured", null);
 
 // Create and update at least 0.9x the floor's throughput; a read at most 1.5x (file) or 1.1x
@@ -182,10 +180,8 @@ function jetStreamList(js: ListRecord[]): TargetRow[] {
     const ceiling = ratio(s, "jetstream-keys-get", "jetstream-watch").toFixed(1);
     return `${keys(s).toFixed(1)}x (${label(s)}; a watch pass is ${ceiling}x)`;
   });
-  return [
-    row(watchGoal, watchText.join("; "), watch(judged) <= 2),
-    row(keysGoal, keysText.join("; "), keys(judged) >= 5),
-  ];
+  const [w, k] = [watchText.join("; "), keysText.join("; ")];
+  return [row(watchGoal, w, watch(judged) <= 2), row(keysGoal, k, keys(judged) >= 5)];
 }
 
 // Judged at the smallest body size measured (a typical memory); larger ones are shown beside it.
@@ -197,10 +193,8 @@ function fileListTime(file: ListRecord[]): TargetRow {
   const first = sizes[0];
   if (first === undefined) return notMeasured(goal);
   const entries = file[0]?.entries ?? 0;
-  const measured = sizes.map((s) =>
-    `${ratio(s).toFixed(2)}x (${entries} entries, ${sizeLabel(s)} bodies)`
-  );
-  return row(goal, measured.join("; "), ratio(first) <= 2);
+  const at = (s: number) => `${ratio(s).toFixed(2)}x (${entries} entries, ${sizeLabel(s)} bodies)`;
+  return row(goal, sizes.map(at).join("; "), ratio(first) <= 2);
 }
 
 // Judged at the largest body size measured, where reading a body would show most: at most 1.25x
@@ -213,9 +207,8 @@ function fileListBytes(list: ListRow[], lists: ListRecord[]): TargetRow {
   if (lib === undefined || floor === undefined) return notMeasured(goal);
   const r = listRatio(lists.filter((l) => l.valueSize === size), "file", "file-headers");
   const time = `${r.toFixed(2)}x the baseline's time`;
-  if (lib.bytesRead < 0 || floor.bytesRead < 0) {
-    return row(goal, `bytes read unknown (no /proc/self/io); ${time}`, null);
-  }
+  const unknown = `bytes read unknown (no /proc/self/io); ${time}`;
+  if (lib.bytesRead < 0 || floor.bytesRead < 0) return row(goal, unknown, null);
   const perEntry = (l: ListRow) => `${Math.round(l.bytesPerEntry)} B/entry`;
   const measured = `${perEntry(lib)} vs ${perEntry(floor)} with ${sizeLabel(size)} bodies; ${time}`;
   return row(goal, measured, lib.bytesRead <= floor.bytesRead * 1.25 && lib.bytesPerEntry < size);
@@ -229,12 +222,10 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
   return rows.map(({ section, backend, values, ratio }) => {
     const [spread, value] = [fmtSpread(ratio), (label: string) => values[label] as number];
     switch (section) {
-      case "exists":
-        return row(
-          `${backend} create of an existing key <= 1.5x a read`,
-          spread,
-          ratio.median <= 1.5,
-        );
+      case "exists": {
+        const goal = `${backend} create of an existing key <= 1.5x a read`;
+        return row(goal, spread, ratio.median <= 1.5);
+      }
       case "capacity": {
         const goal = `${backend} exact capacity adds <= 10% to a create at 1,000 entries`;
         return row(goal, `${spread} of the empty store's ratio to raw`, ratio.median <= 1.1);

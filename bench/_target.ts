@@ -42,12 +42,9 @@ export async function retrying(attempt: (retry: boolean) => Promise<boolean>, c?
 }
 
 /** `fn` as an attempt for `retrying`: `false` when it throws an error `isConflict` accepts. */
-export function unless(
-  isConflict: (e: unknown) => boolean,
-  fn: (retry: boolean) => Promise<unknown>,
-) {
-  return (retry: boolean) =>
-    fn(retry).then(() => true, (e) => isConflict(e) ? false : Promise.reject(e));
+export function unless(isConflict: (e: unknown) => boolean, fn: (r: boolean) => Promise<unknown>) {
+  const conflict = (e: unknown) => isConflict(e) ? false : Promise.reject(e);
+  return (retry: boolean) => fn(retry).then(() => true, conflict);
 }
 
 /** The entries a worker writes. */
@@ -55,8 +52,7 @@ export type Entries = ReturnType<typeof entriesOf>;
 
 /** Bodies of `valueSize` for create and update, their serialized bytes, and checks of a read. */
 export function entriesOf(valueSize: number) {
-  const bytesOf = (content: string) =>
-    new TextEncoder().encode(serializeEntry(DESCRIPTION, content));
+  const bytesOf = (body: string) => new TextEncoder().encode(serializeEntry(DESCRIPTION, body));
   const [createContent, updateContent] = ["c".repeat(valueSize), "u".repeat(valueSize)];
   const [createBytes, updateBytes] = [bytesOf(createContent), bytesOf(updateContent)];
   // The serialized header alone: a floor's counter body starts after it.

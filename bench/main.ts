@@ -143,10 +143,8 @@ async function suite<T>(ctx: Context, name: "micro" | "peers", run: () => Promis
 function workers(ctx: Context, size: number): Promise<WorkerPool> {
   progress(`starting ${size} worker processes`);
   const { servers, config: { valueSize, warmup: warmupOps }, warmup } = ctx;
-  return startPool(
-    size,
-    (index) => ({ cmd: "init", index, servers, valueSize, warmupOps, warmup }),
-  );
+  const init = { servers, valueSize, warmupOps, warmup };
+  return startPool(size, (index) => ({ cmd: "init", index, ...init }));
 }
 
 // Main runs: every target of every backend, per keyspace, repeated and alternated.

@@ -1,9 +1,7 @@
-// Single-process measurements that need no worker pool, each a ratio taken within one trial
-// (what each measures: BENCH.md, "What runs"): a create of an existing key against a read; a
-// create at 1,000 entries against one in an empty store, each over the raw create; the file
-// update with readBeforeUpdate against the raw update; 16 writes in flight against today's
-// library (bench/reference.json's commit, extracted with `git archive`) and the group-commit
-// floor. Run by bench/main.ts (`--suites micro`); the targets are judged in bench/_summary.ts.
+// Single-process measurements, each a ratio taken within one trial (BENCH.md, "What runs"): an
+// existing key's create against a read; a create at 1,000 entries against one in an empty store,
+// each over the raw create; the readBeforeUpdate update against the raw one; 16 writes in flight
+// against today's library and the group-commit floor. Targets: bench/_summary.ts.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { openFileStore, type Store } from "../mod.ts";
@@ -25,13 +23,8 @@ export interface MicroRow {
 /** What the measurements found. */
 export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
 
-type Context = {
-  quick: boolean;
-  trials: number;
-  work: string;
-  nc?: NatsConnection | undefined;
-  locations: Locations;
-};
+type Nats = NatsConnection | undefined;
+type Context = { quick: boolean; trials: number; work: string; locations: Locations; nc?: Nats };
 type Trial = Record<string, number>;
 type Open = (location: Location) => Promise<Target>;
 

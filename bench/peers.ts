@@ -12,13 +12,9 @@ import { groupBy, median } from "./_stats.ts";
 type Reply = Awaited<ReturnType<typeof runPeer>>;
 
 // Every system, in the tables' order; two run in the lost-update table only.
-const SYSTEMS = [
-  "agentmem file",
-  "agentmem file, readBeforeUpdate",
-  "agentmem jetstream",
-  "Deno KV",
-]
-  .concat(["SQLite", "Anthropic filesystem tool", "MCP memory (JSONL)", "unstorage fs driver"]);
+const SYSTEMS = ["agentmem file", "agentmem file, readBeforeUpdate", "agentmem jetstream"]
+  .concat(["Deno KV", "SQLite", "Anthropic filesystem tool", "MCP memory (JSONL)"])
+  .concat(["unstorage fs driver"]);
 const LOST_UPDATE_ONLY = ["agentmem file, readBeforeUpdate", "unstorage fs driver"];
 
 /** ops/s of one operation of one peer at one size and process count. */

@@ -1,8 +1,6 @@
-// BENCH.md, rendered from a run's results (the `--json` document), and `deno task bench:report
-// [results.json]`, which re-renders it from a saved file without re-running the benchmark. The
-// page's prose is bench/template.md, whose `{{name}}` fields are filled here; the hand-written
-// analysis is bench/analysis.md. The generated files are run through `deno fmt`, so they stay
-// clean for `deno fmt --check`.
+// BENCH.md from a run's results, and `deno task bench:report [results.json]`, which re-renders it
+// from a saved file. The page is bench/template.md with its `{{name}}` fields filled, and
+// bench/analysis.md; the generated files go through `deno fmt`, so `deno fmt --check` passes.
 
 import * as report from "./_report.ts";
 import type { Results } from "./_results.ts";

@@ -13,11 +13,7 @@ import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
 import { mulberry32 } from "../tests/_lib/rng.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
-/**
- * What one worker measured in one phase: when it started and ended (epoch ms), every latency
- * (µs, retries included), creates refused as existing, updates refused as stale, extra attempts
- * after a conflict, the keys it created or deleted, and reads of an entry no writer wrote.
- */
+/** A worker's phase: start, end (epoch ms), each latency (µs), conflicts, keys won, bad reads. */
 export type PhaseResult = Awaited<ReturnType<typeof runPhase>>;
 
 type Init = Extract<Command, { cmd: "init" }>;
