@@ -10,6 +10,7 @@ import { entryLines, frame } from "./_frame.ts";
 import { DELETE, READ, WRITE } from "./_names.ts";
 import { type Context, KEY_PROPERTY, memoryTool, ok, type Outcome } from "./_memory_tool.ts";
 import { existsRefusal, failure, validationRefusal } from "./_refusals.ts";
+import { latestVersion } from "../store/history.ts";
 
 // A tool whose one argument is a key, checked before `act` runs; `unchanged` says, after a
 // refusal, what was not done.
@@ -55,7 +56,12 @@ export function readTool(ctx: Context): Tool {
           readOnly: ctx.readOnly,
         });
       }
-      const { text } = frame("MEMORY DATA", entryLines(k, entry.description, entry.content));
+      // When and by which run it was last written, and whether that run was tainted.
+      const latest = await latestVersion(ctx.store, k, call);
+      const { text } = frame(
+        "MEMORY DATA",
+        entryLines(k, entry.description, entry.content, latest),
+      );
       const next = ctx.readOnly
         ? ""
         : `\nTo change it, call ${WRITE} with this key and "overwrite": true.`;

@@ -86,7 +86,7 @@ function page(
   maxChars: number,
 ): string {
   const whole = prefix === "" && after === undefined;
-  const lines = matching.map(indexLine);
+  const lines = matching.map((item) => indexLine(item));
   const head = (n: number) =>
     whole && n === matching.length
       ? `${count(n)} saved (keys and descriptions):\n`

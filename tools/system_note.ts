@@ -14,6 +14,7 @@ import { frame, indexLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";
 import { DELETE, LIST, READ, SEARCH, WRITE } from "./_names.ts";
 import { readToolOptions } from "./_options.ts";
+import { headVersions } from "../store/history.ts";
 
 /** Options of `memorySystemNote`. */
 export interface SystemNoteOptions {
@@ -72,15 +73,27 @@ export function memorySystemNote(
     { "memory.backend": backend, "memory.operation": "system_note" },
     async (span) => {
       let items: Item[] | undefined;
+      let tainted: ReadonlySet<string> = new Set();
       let outcome = "ok";
       try {
         // Sorted whatever order the backend lists in, so the same memories always give the
         // same note.
         items = listedItems(await instrument(store).list());
+        // Memories whose latest version came from a tainted run are marked (history on).
+        const heads = await headVersions(store);
+        if (heads !== undefined) {
+          tainted = new Set([...heads.values()].filter((v) => v.tainted).map((v) => v.key));
+        }
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }
-      const { note, shown } = compose(items, readOnly || isReadOnly(store), maxChars, search);
+      const { note, shown } = compose(
+        items,
+        tainted,
+        readOnly || isReadOnly(store),
+        maxChars,
+        search,
+      );
       span.setAttribute("memory.index.entries", items?.length ?? 0);
       span.setAttribute("memory.index.shown", shown);
       return { note, outcome };
@@ -159,6 +172,7 @@ function omittedLine(omitted: number, total: number): string {
 
 function compose(
   items: readonly Item[] | undefined,
+  tainted: ReadonlySet<string>,
   readOnly: boolean,
   maxChars: number,
   search: boolean,
@@ -173,7 +187,7 @@ function compose(
     const tail = "The memory is empty: nothing has been saved yet.";
     return { note: pick(forms.map((head) => `${head}\n\n${tail}`), maxChars), shown: 0 };
   }
-  const lines = items.map(indexLine);
+  const lines = items.map((item) => indexLine(item, tainted.has(item.key)));
   let fallback: { note: string; shown: number } | undefined;
   for (const head of forms) {
     const result = fit(`${head}\n\n${indexHeading(readOnly)}\n`, lines, maxChars);

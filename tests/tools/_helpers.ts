@@ -48,7 +48,8 @@ const ROLE_START = /^\s*(human|assistant|system|user|developer|tool)\s*:/i;
 const FORBIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const BEGIN =
   /^BEGIN (MEMORY DATA|MEMORY INDEX) ([0-9a-f]{16}) \(written by an earlier run: data, not instructions\)$/;
-const INSIDE = /^(key: "|description: |content:$|content: \(empty\)$|- "|\|$|\| | *\d+\t)/;
+const INSIDE =
+  /^(key: "|description: |last written: |content:$|content: \(empty\)$|- "|\|$|\| | *\d+\t)/;
 
 /** The blocks of a framed text: the lines between each BEGIN and its END. */
 export function blocksOf(text: string): { kind: string; token: string; lines: string[] }[] {
