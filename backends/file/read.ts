@@ -11,7 +11,7 @@ import { close, kindOf, openForRead, readAll } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
 // Most headers (and version records) fit in the first read; a long description takes a second.
-const HEADER_PROBE_BYTES = 1536;
+const HEADER_PROBE_BYTES = 1024;
 const HEADER_READ_BYTES = MAX_RECORD_BYTES + MAX_HEADER_BYTES + 5;
 /** The most bytes a key's file may hold: an entry and its version record. */
 export const MAX_FILE_BYTES = MAX_ENTRY_BYTES + MAX_RECORD_BYTES;
