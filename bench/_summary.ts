@@ -235,6 +235,31 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
         const goal = "file update with readBeforeUpdate: true, against the raw durable update";
         return row(goal, `${spread}; with the option off ${off}x`, null);
       }
+      case "history update":
+        return row(
+          `${backend} update with history <= 1.3x one without (both durable)`,
+          spread,
+          ratio.median <= 1.3,
+        );
+      case "history list":
+        return row(
+          `${backend} list() with 20 versions per entry <= 1.05x a store with none`,
+          spread,
+          ratio.median <= 1.05,
+        );
+      case "search": {
+        const ms = value("memory_search") / 1000;
+        const goal = "memory_search of 1,024 entries of 4 KiB < 50 ms";
+        return row(goal, `${ms.toFixed(1)} ms (${spread} of the readFileSync floor)`, ms < 50);
+      }
+      case "history read": {
+        const us = value("history(key)");
+        return row(
+          `${backend} history(key) of 64 versions <= 2 ms`,
+          `${(us / 1000).toFixed(2)} ms (${spread} of a read)`,
+          us <= 2000,
+        );
+      }
     }
     const op = section.slice("inflight ".length);
     const [fixed, live] = [value("library") / reference[op], ratio.of.endsWith("today's library")];

@@ -131,7 +131,11 @@ async function setUp(config: Config) {
 // out; the exit status says it failed.
 async function suite<T>(ctx: Context, name: "micro" | "peers", run: () => Promise<T>) {
   if (!ctx.config.suites.includes(name)) return undefined;
-  progress(name === "micro" ? "micro: exists, capacity, rbu, in flight" : "peers and lost updates");
+  progress(
+    name === "micro"
+      ? "micro: exists, capacity, rbu, history, in flight"
+      : "peers and lost updates",
+  );
   const failed = (e: unknown) => {
     const why = e instanceof Error ? e.message : String(e);
     ctx.violations.push(`bench/${name}.ts failed (${why}); its tables are missing`);

@@ -1,10 +1,13 @@
 // Single-process measurements, each a ratio taken within one trial (BENCH.md, "What runs"): an
 // existing key's create against a read; a create at 1,000 entries against one in an empty store,
-// each over the raw create; the readBeforeUpdate update against the raw one; 16 writes in flight
-// against today's library and the group-commit floor. Targets: bench/_summary.ts.
+// each over the raw create; the readBeforeUpdate update against the raw one; what history costs
+// (an update, a listing, history(key)); 16 writes in flight against today's library and the group-commit floor.
+// Targets: bench/_summary.ts.
 
 import type { NatsConnection } from "@nats-io/nats-core";
-import { openFileStore, type Store } from "../mod.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { history, memoryTools, openFileStore, runTool, type Store } from "../mod.ts";
+import { mulberry32 } from "../tests/_lib/rng.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
@@ -40,7 +43,7 @@ export async function runMicro(o: Context) {
   for (const backend of ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
     if (backend === "jetstream") continue;
-    rows.push(await rbuSection(o));
+    rows.push(await rbuSection(o), ...await historySections(o), await searchSection(o));
     const [inflight, note] = await inflightSection(o);
     rows.push(...inflight);
     if (note !== undefined) notes.push(note);
@@ -139,6 +142,77 @@ async function rbuSection(o: Context): Promise<MicroRow> {
     );
   }
   return row("rbu", "file", trials, RBU, "raw update");
+}
+
+// An update with history against one without (both durable); list() of entries with 20 versions
+// each against a store that keeps none; history(key) of 64 versions against a read.
+async function historySections(o: Context): Promise<MicroRow[]> {
+  const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
+  const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
+  const opened = async (history: boolean, keys: string[], durable = true) => {
+    const location = await o.locations.fresh("file");
+    const store = await openFileStore({ dir: location.dir as string, history, durable });
+    for (const k of keys) await store.create(k, "with a history", ENTRIES.createContent);
+    return { s: store, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
+  };
+  const update = (s: Store, v: number) => (k: string) => s.update(k, "with a history", `${v}${k}`);
+  const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
+  for (let t = 0; t < o.trials; t++) {
+    const keys = keysOf("h", o.quick ? 16 : 64);
+    await using on = await opened(true, keys);
+    await using off = await opened(false, keys);
+    trials.update.push(
+      await time(keys, { "history on": update(on.s, t), "history off": update(off.s, t) }),
+    );
+    // Set-up without fsyncs: listing reads the same files either way.
+    await using kept = await opened(true, listed, false);
+    await using none = await opened(false, listed, false);
+    for (let v = 1; v < versions; v++) for (const k of listed) await update(kept.s, v)(k);
+    const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
+    trials.list.push(await time(reps, lists));
+    for (let v = versions; v < 64; v++) await update(kept.s, v)("l0");
+    const calls = { "history(key)": () => history(kept.s, "l0"), read: () => kept.s.read("l0") };
+    trials.read.push(await time(reps, calls));
+  }
+  return [
+    row("history update", "file", trials.update, "history on", "history off"),
+    row("history list", "file", trials.list, `${versions} versions`, "none"),
+    row("history read", "file", trials.read, "history(key)", "read"),
+  ];
+}
+
+// memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as
+// a model calls it) against the least a search of current text costs: every entry file read
+// with readFileSync and scanned with indexOf for the query's first word. Target: under 50 ms.
+async function searchSection(o: Context): Promise<MicroRow> {
+  const random = mulberry32(2_026); // a seeded vocabulary, some words far commoner than others
+  const syllable = () =>
+    "ka lo mi ne su ta ri po de vu sha quo".split(" ")[Math.floor(random() * 12)];
+  const words = Array.from({ length: 2_000 }, () => `${syllable()}${syllable()}${syllable()}`);
+  const word = () => words[Math.floor(words.length * random() ** 2.5)] as string;
+  const body = () => {
+    let text = "";
+    while (text.length < 4_084) text += word() + (random() < 0.08 ? ".\n" : " ");
+    return text.slice(0, 4_096);
+  };
+  await using location = await o.locations.fresh("file");
+  const dir = location.dir as string;
+  const store = await openFileStore({ dir, durable: false });
+  for (let i = 0; i < 1_024; i++) await store.create(`note.${i}`, `${word()} ${word()}`, body());
+  const tools = memoryTools(store, { search: true });
+  const query = `${words[3]} ${words[40]} ${words[700]}`;
+  const search = async () => {
+    if ((await runTool(tools, "memory_search", { query })).isError) throw new Error("search");
+  };
+  const holds = (n: string) => readFileSync(`${dir}/${n}`, "utf8").includes(words[3] as string);
+  const floor = () =>
+    Promise.resolve(readdirSync(dir).filter((n) => n.endsWith(".md") && holds(n)));
+  const reps = keysOf("search", o.quick ? 5 : 30);
+  await time(reps.slice(0, 3), { search }); // warm-up
+  const calls = { memory_search: search, "readFileSync + indexOf": floor };
+  const trials: Trial[] = [];
+  for (let t = 0; t < o.trials; t++) trials.push(await time(reps, calls));
+  return row("search", "file", trials, "memory_search", "readFileSync + indexOf");
 }
 
 type OpenStore = (dir: string) => Promise<Store>;
