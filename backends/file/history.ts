@@ -98,7 +98,7 @@ export function tipOf(root: string, key: string, head?: Uint8Array | null): Tip 
 
 function newestAny(root: string, key: string, seqs: number[]): VersionRecord | undefined {
   for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordAt(root, key, seqs[i]!);
+    const found = recordQuietly(root, key, seqs[i]!);
     if (found !== undefined) return found.record;
   }
   return undefined;
@@ -106,10 +106,22 @@ function newestAny(root: string, key: string, seqs: number[]): VersionRecord | u
 
 function newestDelete(root: string, key: string, seqs: number[]): VersionRecord | undefined {
   for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordAt(root, key, seqs[i]!);
+    const found = recordQuietly(root, key, seqs[i]!);
     if (found?.record.op === "delete") return found.record;
   }
   return undefined;
+}
+
+// A version's record, or undefined when it is gone or damaged: the tip is what the readable
+// versions say, so a damaged one (a power cut through a store with `durable: false`, a hand edit)
+// never blocks the next write; history() and check report it.
+function recordQuietly(root: string, key: string, seq: number) {
+  try {
+    return recordAt(root, key, seq);
+  } catch (e) {
+    if (e instanceof CorruptError) return undefined;
+    throw e;
+  }
 }
 
 /** Every committed version of `key`, newest first. */
