@@ -4,6 +4,8 @@
 // new pid namespace, with the host's /proc ("ns": `unshare -p -f`, where process.pid names another
 // process in /proc) or with a /proc of their own ("container": `unshare -p -f --mount-proc`).
 
+import assert from "node:assert/strict";
+import { openFileStore } from "../../mod.ts";
 import { type Child, spawnChild } from "../_lib/spawn.ts";
 import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
@@ -54,6 +56,39 @@ export function startGroup(
   return [
     spawnChild("unshare", [...unshare, "sh", "-c", script], { env, name: `${where} writers` }),
   ];
+}
+
+/**
+ * Runs `n` revision-checked increments of one counter in every writer of `groups` (each group on
+ * the host or in its own namespace) over `dir`, listing often (which sweeps), and checks that
+ * every writer finished without an error and every increment landed.
+ */
+export async function countTogether(
+  dir: string,
+  groups: ReadonlyArray<readonly [Where, readonly Runner[]]>,
+  n = 120,
+): Promise<void> {
+  const store = await openFileStore({ dir, readBeforeUpdate: true });
+  await store.create("counter", "counter", "0");
+  const job = { job: "counter", dir, key: "counter", n, listEvery: 3 } as const;
+  const procs = groups.flatMap(([where, runners]) =>
+    startGroup(where, runners.map((r) => [r, job] as const))
+  );
+  const members = groups.reduce((sum, [, runners]) => sum + runners.length, 0);
+  try {
+    const ends = await Promise.all(procs.map((p) => p.finished()));
+    for (const [i, end] of ends.entries()) {
+      const errors = procs[i]!.records.filter((l) => l.t === "error");
+      assert.equal(end.code, 0, `writers failed: ${JSON.stringify(errors)}\n${end.stderr}`);
+    }
+  } finally {
+    for (const p of procs) await p[Symbol.asyncDispose]();
+  }
+  const done = procs.flatMap((p) => p.records.filter((l) => l.t === "done"));
+  assert.equal(done.length, members);
+  assert.equal((await store.read("counter")).content, String(n * members), "increments lost");
+  // Every writer exited normally: it left no lock and no temp file.
+  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["counter.md"]);
 }
 
 function shellQuote(s: string): string {

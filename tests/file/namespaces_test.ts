@@ -6,42 +6,10 @@
 // (listing sweeps what dead writers left): no increment may be lost and no write may fail, which a
 // writer that took a live process's lock or temp file for a dead one's would cause.
 
-import assert from "node:assert/strict";
-import { openFileStore } from "../../mod.ts";
-import { denoRunner, type Runner, startGroup, type Where } from "./_lock_fleet.ts";
+import { countTogether, denoRunner } from "./_lock_fleet.ts";
 import { assertTools, needs } from "../_lib/needs.ts";
 
-const N = 120;
 const NEEDS = needs("the pid namespace tests", "root", "unshare");
-
-/** Runs counters in `groups` over `dir` and checks that every increment landed. */
-async function countTogether(
-  dir: string,
-  groups: ReadonlyArray<readonly [Where, readonly Runner[]]>,
-): Promise<void> {
-  assertTools("root", "unshare");
-  const store = await openFileStore({ dir, readBeforeUpdate: true });
-  await store.create("counter", "counter", "0");
-  const job = { job: "counter", dir, key: "counter", n: N, listEvery: 3 } as const;
-  const procs = groups.flatMap(([where, runners]) =>
-    startGroup(where, runners.map((r) => [r, job] as const))
-  );
-  const members = groups.reduce((n, [, runners]) => n + runners.length, 0);
-  try {
-    const ends = await Promise.all(procs.map((p) => p.finished()));
-    for (const [i, end] of ends.entries()) {
-      const errors = procs[i]!.records.filter((l) => l.t === "error");
-      assert.equal(end.code, 0, `writers failed: ${JSON.stringify(errors)}\n${end.stderr}`);
-    }
-  } finally {
-    for (const p of procs) await p[Symbol.asyncDispose]();
-  }
-  const done = procs.flatMap((p) => p.records.filter((l) => l.t === "done"));
-  assert.equal(done.length, members);
-  assert.equal((await store.read("counter")).content, String(N * members), "increments lost");
-  // Every writer exited normally: it left no lock and no temp file.
-  assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["counter.md"]);
-}
 
 Deno.test({
   name: "4 writers in one pid namespace that sees the host's /proc lose no increment",
@@ -82,6 +50,7 @@ Deno.test({
 });
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  assertTools("root", "unshare");
   const made = await Deno.makeTempDir({ prefix: "agentmem-ns-" });
   try {
     await fn(await Deno.realPath(made));
