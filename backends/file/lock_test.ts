@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { acquire, inspect, lockPath, type LockState, release } from "./lock.ts";
 import { selfToken } from "./process.ts";
 import { denoEnv, denoRunArgs } from "../../tests/_lib/deno_child.ts";
-import { findRuntime, installHint, RUNTIMES } from "../../tests/_runtimes/_runtimes.ts";
+import { findRuntime, installHint, RUNTIMES } from "../../tests/runtimes/_runtimes.ts";
 
 const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
 const CI = Deno.env.get("CI") === "true";

@@ -16,7 +16,14 @@ export type LockJob =
   /** One call on `key` with revision checks, reported with its outcome and duration. */
   | { job: "once"; dir: string; key: string; op: "update" | "delete" | "create"; timeoutMs: number }
   /** For `ms`, creates (or deletes) `key` over and over, counting the outcomes by error code. */
-  | { job: "create-delete"; dir: string; key: string; role: "create" | "delete"; ms: number };
+  | {
+    job: "create-delete";
+    dir: string;
+    key: string;
+    role: "create" | "delete";
+    ms: number;
+    history: boolean;
+  };
 
 const say = (record: Record<string, unknown>) =>
   process.stdout.write(`${JSON.stringify(record)}\n`);
@@ -80,7 +87,7 @@ async function main(): Promise<void> {
       break;
     }
     case "create-delete": {
-      const store = await openFileStore({ dir: job.dir, durable: false });
+      const store = await openFileStore({ dir: job.dir, durable: false, history: job.history });
       const counts: Record<string, number> = {};
       const messages: string[] = [];
       const until = Date.now() + job.ms;
