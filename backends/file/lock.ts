@@ -1,13 +1,19 @@
 // A per-key lock for the file backend's writes, shared by every process on the machine whatever
 // its runtime, pid namespace or container (Node and Bun have no flock, so the lock is a file).
 //
-// The API: `withLock(lockPath(root, key), key, signal, fn)` takes the key's lock (waiting
-// asynchronously while another process holds it), runs `fn` synchronously while it is held, and
-// releases it right after, whatever `fn` does. Never hold a lock across an await: holders are
-// judged alive only while they could be inside such a section, and everything else waits on them.
-// Uncontended it costs one small file made, linked and unlinked, and the unlink of the lock (see
-// lock_test.ts for the measurement); a wait honours the call's abort signal at once and gives up
-// after LOCK_WAIT_MS with `UnavailableError`.
+// The API:
+// - `withLock(lockPath(root, key), key, signal, fn)` takes the key's lock, runs `fn`
+//   (synchronous) while it is held, and releases it right after, whatever `fn` does. The usual
+//   shape: a check and a link or rename, a few microseconds under the lock.
+// - `acquire(lockPath(root, key), key, signal)` and `release(held)` for a section that must
+//   await (a flush): allowed, since a holder is judged by whether it lives and holds the file,
+//   never by how long it has held it, but every other writer of the key waits meanwhile.
+// - Acquiring waits asynchronously while another process holds the lock, honours `signal` at
+//   once, and gives up after LOCK_WAIT_MS with `UnavailableError`, as it does at once for a name
+//   this library did not write.
+// - Cost, uncontended: one small file created and written, linked as the lock, its temp name
+//   unlinked, and at release one lstat and one unlink: about what creating and removing one small
+//   file costs, the inode's creation being most of it (lock_bench.ts measures it).
 //
 // The scheme:
 // - A lock is the name `.<key>.lock`. Its holder writes its content into a new temp file first
@@ -348,7 +354,11 @@ function busy(key: string, why: string): UnavailableError {
   return new UnavailableError(`[memory:file] Cannot write memory ${quote(key)}: ${why}`, { key });
 }
 
+// A lock's nonce: unique among this process's locks (a counter after a random start), so that a
+// lock's content never repeats, which breaking relies on (see breakLock).
+let nonces = -1;
 function randomHex(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (nonces < 0) nonces = crypto.getRandomValues(new Uint32Array(1))[0]! * 0x100;
+  nonces = (nonces + 1) % 0x1000000000000;
+  return nonces.toString(16).padStart(12, "0");
 }
