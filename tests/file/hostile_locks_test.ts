@@ -155,9 +155,12 @@ fileTest(
   },
 );
 
-for (const future of [false, true]) {
+// A live Deno writer's lock says "k" (it holds the file's flock); the same token with "p" says it
+// does not, and is judged by /proc: a live process that does not have the file open holds nothing.
+const LIVE_CASES = [["k", false], ["p", false], ["p", true]] as const;
+for (const [kind, future] of LIVE_CASES) {
   fileTest(
-    `a lock naming a live process that does not hold it is taken over at once${
+    `a lock naming a live process that does not hold it ("${kind}") is taken over at once${
       future ? ", whatever its modification time" : ""
     }`,
     async (root) => {
@@ -166,7 +169,7 @@ for (const future of [false, true]) {
       await store.create("k", "d", "v1");
       const live = await liveToken(root);
       try {
-        await Deno.writeTextFile(`${dir}/.k.lock`, live.content);
+        await Deno.writeTextFile(`${dir}/.k.lock`, live.content.replace(/ [kp]$/, ` ${kind}`));
         if (future) {
           const later = new Date(Date.now() + 365 * 86_400_000);
           await Deno.utime(`${dir}/.k.lock`, later, later);
