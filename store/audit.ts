@@ -44,6 +44,7 @@ export interface AuditLock {
   readonly name: string;
   /** The key whose writes the lock serializes, when the name carries a legal one. */
   readonly key?: string | undefined;
+  /** What stands under the name (see `AuditLockState`). */
   readonly state: AuditLockState;
   /** The reason, in words, with what an operator may do. */
   readonly reason: string;
