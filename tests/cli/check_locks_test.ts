@@ -6,32 +6,17 @@ import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
 import { cli } from "./_helpers.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { denoRunner, startGroup } from "../file/_lock_fleet.ts";
-
-// A lock as a writer that has since died left it: a hammering writer's, copied, then the writer
-// killed.
-async function deadLock(root: string): Promise<string> {
-  const dir = `${root}/other`;
-  const store = await openFileStore({ dir, readBeforeUpdate: true });
-  await store.create("busy", "busy", "0");
-  const [hammer] = startGroup("host", [[denoRunner(), { job: "hammer", dir, key: "busy" }]]);
-  try {
-    await hammer!.waitFor("first");
-    for (;;) {
-      const content = await Deno.readTextFile(`${dir}/.busy.lock`).catch(() => "");
-      if (content !== "") return content;
-    }
-  } finally {
-    await hammer![Symbol.asyncDispose]();
-  }
-}
+import { liveLock } from "../file/_lock_fleet.ts";
 
 Deno.test("cli check lists lock names that block a key (exit 1) and dead writers' locks", async () => {
   await using t = await tempDir();
   const dir = `${t.path}/m`;
   const store = await openFileStore({ dir });
   await store.create("a", "first", "1");
-  const dead = await deadLock(t.path);
+  // A lock as a writer that has since died left it.
+  const live = await liveLock(t.path);
+  await live.stop();
+  const dead = live.content;
   const fifo = await new Deno.Command("mkfifo", { args: [`${dir}/.a.lock`] }).output();
   assert.ok(fifo.success);
   await Deno.writeTextFile(`${dir}/.b.lock`, dead);

@@ -92,6 +92,30 @@ export async function countTogether(
   assert.deepEqual(left, ["counter.md"]);
 }
 
+/**
+ * The content of a lock a live writer holds: a hammering writer's in `<root>/other`, read while
+ * it holds it. `stop()` kills the writer, after which the content names a dead process.
+ */
+export async function liveLock(
+  root: string,
+): Promise<{ content: string; stop: () => Promise<void> }> {
+  const dir = `${root}/other`;
+  const store = await openFileStore({ dir, readBeforeUpdate: true });
+  await store.create("busy", "busy", "0");
+  const [hammer] = startGroup("host", [[denoRunner(), { job: "hammer", dir, key: "busy" }]]);
+  const stop = () => hammer![Symbol.asyncDispose]();
+  try {
+    await hammer!.waitFor("first");
+    for (;;) {
+      const content = await Deno.readTextFile(`${dir}/.busy.lock`).catch(() => "");
+      if (content !== "") return { content, stop };
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
 function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { auditStore, openFileStore } from "../../mod.ts";
-import { denoRunner, startGroup } from "./_lock_fleet.ts";
+import { denoRunner, liveLock, startGroup } from "./_lock_fleet.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
 import type { ChildRecord } from "../_lib/spawn.ts";
 import { fileTest } from "./_fixture.ts";
@@ -36,25 +36,6 @@ async function once(job: LockJob): Promise<ChildRecord> {
     }
   } finally {
     await p[Symbol.asyncDispose]();
-  }
-}
-
-/** A live process's token, as it stands in its lock: a hammering writer's, in another directory. */
-async function liveToken(root: string): Promise<{ content: string; stop: () => Promise<void> }> {
-  const dir = `${root}/other`;
-  const store = await openFileStore({ dir, readBeforeUpdate: true });
-  await store.create("busy", "busy", "0");
-  const [hammer] = startGroup("host", [[denoRunner(), { job: "hammer", dir, key: "busy" }]]);
-  await hammer!.waitFor("first");
-  for (;;) {
-    try {
-      const content = await Deno.readTextFile(`${dir}/.busy.lock`);
-      if (content !== "") {
-        return { content, stop: () => hammer![Symbol.asyncDispose]() };
-      }
-    } catch {
-      // not held at this instant
-    }
   }
 }
 
@@ -167,7 +148,7 @@ for (const [kind, future] of LIVE_CASES) {
       const dir = `${root}/m`;
       const store = await openFileStore({ dir, readBeforeUpdate: true });
       await store.create("k", "d", "v1");
-      const live = await liveToken(root);
+      const live = await liveLock(root);
       try {
         await Deno.writeTextFile(`${dir}/.k.lock`, live.content.replace(/ [kp]$/, ` ${kind}`));
         if (future) {

@@ -6,55 +6,46 @@
 // (listing sweeps what dead writers left): no increment may be lost and no write may fail, which a
 // writer that took a live process's lock or temp file for a dead one's would cause.
 
-import { countTogether, denoRunner } from "./_lock_fleet.ts";
+import { countTogether, denoRunner, type Runner, type Where } from "./_lock_fleet.ts";
 import { assertTools, needs } from "../_lib/needs.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
 
-const NEEDS = needs("the pid namespace tests", "root", "unshare");
-
-Deno.test({
-  name: "4 writers in one pid namespace that sees the host's /proc lose no increment",
-  ...NEEDS,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: () => withDir((dir) => countTogether(dir, [["ns", Array(4).fill(denoRunner())]])),
-});
-
-Deno.test({
-  name: "two containers with their own /proc, 2 writers each, sharing one directory lose nothing",
-  ...NEEDS,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: () =>
-    withDir((dir) =>
-      countTogether(dir, [
-        ["container", [denoRunner(), denoRunner()]],
-        ["container", [denoRunner(), denoRunner(dir)]],
-      ])
-    ),
-});
-
-Deno.test({
-  name:
-    "host writers, a namespace on the host's /proc and a container, with and without /proc access, lose nothing",
-  ...NEEDS,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: () =>
-    withDir((dir) =>
-      countTogether(dir, [
-        ["host", [denoRunner(), denoRunner(dir)]],
-        ["ns", [denoRunner(), denoRunner()]],
-        ["container", [denoRunner(), denoRunner(dir)]],
-      ])
-    ),
-});
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  assertTools("root", "unshare");
-  const made = await Deno.makeTempDir({ prefix: "agentmem-ns-" });
-  try {
-    await fn(await Deno.realPath(made));
-  } finally {
-    await Deno.remove(made, { recursive: true });
-  }
+/** A test counting with the writers `groups(dir)` over one fresh directory (as root). */
+function nsTest(
+  name: string,
+  groups: (dir: string) => ReadonlyArray<readonly [Where, readonly Runner[]]>,
+): void {
+  Deno.test({
+    name,
+    ...needs("the pid namespace tests", "root", "unshare"),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async () => {
+      assertTools("root", "unshare");
+      await using dir = await tempDir("agentmem-ns-");
+      await countTogether(dir.path, groups(dir.path));
+    },
+  });
 }
+
+nsTest(
+  "4 writers in one pid namespace that sees the host's /proc lose no increment",
+  () => [["ns", Array(4).fill(denoRunner())]],
+);
+
+nsTest(
+  "two containers with their own /proc, 2 writers each, sharing one directory lose nothing",
+  (dir) => [
+    ["container", [denoRunner(), denoRunner()]],
+    ["container", [denoRunner(), denoRunner(dir)]],
+  ],
+);
+
+nsTest(
+  "host writers, a namespace on the host's /proc and a container, with and without /proc access, lose nothing",
+  (dir) => [
+    ["host", [denoRunner(), denoRunner(dir)]],
+    ["ns", [denoRunner(), denoRunner()]],
+    ["container", [denoRunner(), denoRunner(dir)]],
+  ],
+);
