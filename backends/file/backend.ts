@@ -296,7 +296,11 @@ export class FileBackend implements BackendOps {
     } catch (e) {
       slot?.released();
       if (errorKind(e) === "EEXIST") {
-        throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
+        // The name was taken when the link ran. Gone by now means a delete came in between: the
+        // key held a memory at that instant, so this create lost to it, as it would have a moment
+        // earlier. Only a name that is still something else is an operator's problem.
+        const now = kindOf(path);
+        throw now === "file" || now === null ? exists(key) : occupied("create", key);
       }
       throw e;
     } finally {

@@ -241,8 +241,11 @@ export class VersionedWriter {
         } catch (e) {
           removeQuietly(versionPath(this.#m.root, key, seq));
           // A writer with history off created it without the lock.
+          // Gone again by now: a delete without the lock came in between, so the key held a
+          // memory when the link ran; only a name still taken by something else is not one.
           if (errorKind(e) === "EEXIST") {
-            throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
+            const now = kindOf(path);
+            throw now === "file" || now === null ? exists(key) : occupied("create", key);
           }
           throw e;
         }

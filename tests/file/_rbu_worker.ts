@@ -55,7 +55,10 @@ switch (job.job) {
     const dir = await Deno.realPath(job.dir);
     await acquire(lockPath(dir, job.key), job.key);
     say({ t: "locked", token: selfToken() });
-    await new Promise(() => {}); // held until the test kills this process
+    // Held until the test kills this process: a timer keeps it alive (a bare pending promise
+    // would let it exit, and a dead process holds no lock).
+    setInterval(() => {}, 1 << 30);
+    await new Promise(() => {});
     break;
   }
   case "token":

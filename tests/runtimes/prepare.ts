@@ -14,7 +14,12 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const MOD = `${ROOT}mod.ts`;
 const HERE = new URL("./", import.meta.url).pathname;
 /** The entries bundled for Node and Bun, by output name. */
-export const ENTRIES = ["file_conformance", "jetstream_conformance", "race_worker"] as const;
+export const ENTRIES = [
+  "file_conformance",
+  "jetstream_conformance",
+  "race_worker",
+  "lock_worker",
+] as const;
 /** What the test entries import besides the package, each at deno.json's pin. */
 const TEST_MODULES = ["@nats-io/transport-node", "@nats-io/kv", "@nats-io/nats-core"];
 

@@ -17,6 +17,8 @@ import { TEST_CONFIG } from "../_lib/deno_child.ts";
 import type { TestRecord } from "../_lib/test_api.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
+import { bundleRunner, countTogether, denoRunner, type Where } from "../file/_lock_fleet.ts";
+import { missingTools } from "../_lib/needs.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;
@@ -318,3 +320,40 @@ test("[node22] the package's agentmem bin runs the operator CLI on Node", ["node
   assert.equal(typo.code, 2);
   assert.match(typo.stderr, /did you mean "list"/);
 });
+
+// Writers of every runtime counting on one key under revision checks: Deno holders also hold
+// kernel locks, Node and Bun ones are judged by /proc; inside pid namespaces, each judges only
+// whom it can see. Not one increment may be lost, no write may fail.
+const FLEETS: ReadonlyArray<readonly [string, ReadonlyArray<Where>]> = [
+  ["on the host", ["host"]],
+  ["in one pid namespace on the host's /proc", ["ns"]],
+  ["in two containers with their own /proc", ["container", "container"]],
+];
+for (const [where, groups] of FLEETS) {
+  const needsRoot = groups.some((g) => g !== "host");
+  Deno.test({
+    name:
+      `[deno+node+bun] Deno (with and without /proc), Node 22, Node 24 and Bun writers ${where} count on one key without losing an increment`,
+    ignore: !CI &&
+      (RUNTIMES.some((s) => found.get(s.name) === undefined) ||
+        (needsRoot && missingTools("root", "unshare") !== undefined)),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async () => {
+      const why = needsRoot ? missingTools("root", "unshare") : undefined;
+      if (why !== undefined) throw new Error(why);
+      const { app } = await project();
+      await using tmp = await tempDir("agentmem-fleet-");
+      const all = [
+        denoRunner(),
+        denoRunner(tmp.path),
+        ...RUNTIMES.map((s) => bundleRunner(runtime(s.name).bin, app)),
+      ];
+      // Spread over the groups: each gets a Deno writer and some of the others.
+      const spread = groups.map((g, i) =>
+        [g, all.filter((_, j) => j % groups.length === i)] as const
+      );
+      await countTogether(tmp.path, spread, 80);
+    },
+  });
+}
