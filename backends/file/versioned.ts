@@ -32,6 +32,7 @@ import type { Reservation } from "./count.ts";
 import { DirSync } from "./dir_sync.ts";
 import { encodeVersion, GENESIS, type VersionRecord } from "./envelope.ts";
 import {
+  identityOf,
   type Kind,
   kindOf,
   kindOfQuick,
@@ -183,6 +184,8 @@ export class VersionedWriter {
     const kind = rule.kind === "create" ? kindOfQuick(path) : kindOf(path);
     if (kind !== null && kind !== "file") return { kind, head: undefined, tip: NO_TIP };
     if (kind === "file" && rule.kind === "create") throw exists(key);
+    // Taken before the read: a head replaced meanwhile reads as another file under the lock.
+    const id = kind === null ? null : identityOf(path);
     let head: Uint8Array | undefined;
     let unreadable: unknown;
     try {
@@ -193,7 +196,7 @@ export class VersionedWriter {
     }
     try {
       const tip = tipOf(this.#m.root, key, unreadable === undefined ? head : null);
-      return { kind, head, tip, unreadable };
+      return { kind, head, tip, unreadable, id };
     } catch (e) {
       if (!(e instanceof CorruptError) || head === undefined) throw e;
       // A head whose record line is damaged: the history says what is committed; the next write
@@ -202,8 +205,11 @@ export class VersionedWriter {
     }
   }
 
-  // A look under the lock: an ExistsError for a create means the key filled meanwhile.
-  #lookLocked(key: string, path: string, rule: Rule): Seen {
+  // A look under the lock: what the first look saw, when the head (with its record) is still the
+  // very file it read; else a look again, where an ExistsError for a create means the key filled
+  // meanwhile.
+  #lookLocked(key: string, path: string, rule: Rule, seen: Seen): Seen {
+    if (seen.tip.head !== undefined && seen.id != null && identityOf(path) === seen.id) return seen;
     return this.#look(key, path, rule.kind === "create" ? { kind: "replace" } : rule);
   }
 
@@ -227,15 +233,14 @@ export class VersionedWriter {
       slot ??= this.#m.reserve(started, key, path);
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, rule);
+        const now = this.#lookLocked(key, path, rule, seen);
         if (!sameTip(seen.tip, now.tip)) {
           // Someone wrote meanwhile: a create whose key now holds something says so.
           if (now.tip.headExists) judge(key, rule, now);
           return "retry";
         }
         abortCheck("file", "create", key, call.signal);
-        const made = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        const made = this.#linkVersion(key, temp, seq);
         try {
           link(temp, path);
         } catch (e) {
@@ -282,7 +287,7 @@ export class VersionedWriter {
     try {
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, rule);
+        const now = this.#lookLocked(key, path, rule, seen);
         if (!sameTip(seen.tip, now.tip)) {
           // A revision-checked write that lost the race is stale; the others look again.
           judge(key, rule, now);
@@ -293,8 +298,7 @@ export class VersionedWriter {
           return "retry";
         }
         abortCheck("file", op, key, call.signal);
-        made = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        made = this.#linkVersion(key, temp, seq);
         if (op === "update") {
           rename(temp, path);
           placed = true;
@@ -337,10 +341,9 @@ export class VersionedWriter {
     try {
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, { kind: "replace" });
+        const now = this.#lookLocked(key, path, { kind: "replace" }, seen);
         if (!sameTip(seen.tip, now.tip)) return;
-        madeDirs = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        madeDirs = this.#linkVersion(key, temp, seq);
         // The same entry bytes, now with their record: what the head holds does not change.
         rename(temp, path);
         placed = true;
@@ -355,6 +358,15 @@ export class VersionedWriter {
       this.#m.flushRoot(),
       madeDirs ? this.#flush(`${this.#m.root}/${HISTORY_DIR}`) : undefined,
     ]);
+  }
+
+  // Links the staged file as version `seq` of `key`, making its directory when missing; true when
+  // it made a directory (whose parent then needs a flush). The directories are looked at on every
+  // write, never remembered: one swapped for a link meanwhile is refused, never written through.
+  #linkVersion(key: string, temp: string, seq: number): boolean {
+    const made = this.#ensureKeyDir(key);
+    linkVersion(temp, versionPath(this.#m.root, key, seq));
+    return made;
   }
 
   // Makes `.history/<key>/` when missing; true when it made anything (whose parent then needs a
@@ -392,6 +404,8 @@ interface Seen {
   readonly tip: Tip;
   /** Why the head could not be used (unreadable, or a damaged record), when it could not. */
   readonly unreadable?: unknown;
+  /** Which file the head was when it was read (`identityOf`). */
+  readonly id?: string | null;
 }
 
 const NO_TIP: Tip = { head: undefined, headExists: false, committed: undefined, maxSeq: 0 };
