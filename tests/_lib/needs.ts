@@ -7,7 +7,7 @@ import { natsServerBinary, serverBinary } from "./binaries.ts";
 
 /** A tool some tests or tasks need. */
 // deno-fmt-ignore
-export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft" | "unshare";
+export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft" | "unshare" | "fuse" | "gcc";
 
 interface Requirement {
   readonly present: () => boolean;
@@ -40,9 +40,30 @@ const REQUIREMENTS: Record<Tool, Requirement> = {
     present: () => runs("unshare", ["--version"]),
     install: "install it with: apt-get install -y util-linux",
   },
+  // The power-cut file system (tests/powercut/pcfs.py): root, /dev/fuse, fusermount3 and
+  // Debian's python with its libfuse 3 binding.
+  fuse: {
+    present: () =>
+      Deno.uid() === 0 && exists("/dev/fuse") && runs("fusermount3", ["--version"]) &&
+      runs("/usr/bin/python3", ["-c", "import pyfuse3, trio"]),
+    install: "run as root where /dev/fuse exists, with: apt-get install -y fuse3 python3-pyfuse3",
+  },
+  gcc: {
+    present: () => runs("gcc", ["--version"]),
+    install: "install it with: apt-get install -y gcc libc6-dev",
+  },
 };
 
 const known = new Map<Tool, boolean>();
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function runs(cmd: string, args: string[]): boolean {
   try {
