@@ -1,0 +1,34 @@
+// Builds the fsync shim (fsync_shim.c) with the system's gcc, and the environment that makes a
+// worker process use it. Needs the "gcc" tool of tests/_lib/needs.ts.
+
+const SOURCE = new URL("./fsync_shim.c", import.meta.url).pathname;
+
+/** Which syncs the shim turns into no-ops. */
+export type Skip = "dirs" | "files";
+
+let built: Promise<string> | undefined;
+
+/** The path of the shim, compiled once per process into a temp directory. */
+export function shimLibrary(): Promise<string> {
+  built ??= (async () => {
+    const dir = await Deno.makeTempDir({ prefix: "agentmem-shim-" });
+    const lib = `${dir}/fsync_shim.so`;
+    const out = await new Deno.Command("gcc", {
+      args: ["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", lib, SOURCE, "-ldl"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      throw new Error(
+        `gcc could not build the fsync shim: ${new TextDecoder().decode(out.stderr)}`,
+      );
+    }
+    return lib;
+  })();
+  return built;
+}
+
+/** The environment of a process whose `skip` syncs do nothing. */
+export async function shimEnv(skip: Skip): Promise<Record<string, string>> {
+  return { LD_PRELOAD: await shimLibrary(), POWERCUT_SKIP_FSYNC: skip };
+}

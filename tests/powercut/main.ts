@@ -1,0 +1,79 @@
+// `deno task powercut`: the file backend on a simulated power cut. Workloads in separate processes
+// write to a file store inside the power-cut file system (pcfs.py); at seeded random points the
+// workers are SIGKILLed and the power is cut; after the remount every acknowledged write must be
+// there with its exact bytes, nothing torn, list()/read()/auditStore/`agentmem check` agreeing,
+// and a write to every key must go through. The last line is
+// `powercut: N cuts, N acknowledged, N lost, N torn`; exit status 1 on any loss or other failure,
+// 2 when a tool is missing.
+//
+//   deno task powercut [--cuts N] [--seed N] [--keep-share F] [--skip-fsync dirs|files]
+//
+// --skip-fsync runs the workers under an LD_PRELOAD shim (fsync_shim.c, built with gcc) that turns
+// the fsyncs of directories, or of files, into no-ops: the run must then report losses.
+
+import { requireTools } from "../_lib/needs.ts";
+import {
+  GROUPS,
+  passed,
+  type PowercutResult,
+  runPowercut,
+  summaryLine,
+  type Tally,
+} from "./run.ts";
+import { shimEnv } from "./_shim.ts";
+
+/** The report of a run, one line each; the last is the summary line. */
+export function reportLines(seed: number, r: PowercutResult): string[] {
+  return [
+    `powercut: seed ${seed}; the file system synced ${r.fs.syncs} files and ${r.fs.dirsyncs} directories; cuts kept ${r.fs.kept} unsynced files or directories whole`,
+    `powercut: durable writes lost: ${lostBy(r.durable)}`,
+    `powercut: durable: false (atomic, not durable): ${r.nonDurable.acknowledged} acknowledged, ${r.nonDurable.lost} lost (allowed), ${r.nonDurable.torn} torn`,
+    `powercut: after the remounts: ${r.unknown} states no write left, ${r.strangers} names no write made, ${r.disagreements} disagreements of list/read/audit/check, ${r.blocked} writes blocked, ${r.leftovers} temp files and locks left (invisible), slowest write ${
+      Math.round(r.slowestWriteMs)
+    } ms`,
+    ...r.errors.map((e) => `powercut: ERROR ${e}`),
+    ...r.examples.map((e) => `powercut:   ${e}`),
+    summaryLine(r),
+  ];
+}
+
+function lostBy(t: Tally): string {
+  return `${t.lostBy.create} creates, ${t.lostBy.update} updates, ${t.lostBy.delete} deletes`;
+}
+
+function flag(name: string): string | undefined {
+  const i = Deno.args.indexOf(`--${name}`);
+  if (i >= 0) return Deno.args[i + 1];
+  return Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+if (import.meta.main) {
+  requireTools("powercut", "fuse");
+  const seed = Number(flag("seed") ?? Math.floor(Math.random() * 1e9));
+  const cuts = Number(flag("cuts") ?? 500);
+  const keepShare = flag("keep-share") === undefined ? undefined : Number(flag("keep-share"));
+  if (!Number.isInteger(cuts) || cuts < 1 || !Number.isInteger(seed)) {
+    console.error("powercut: --cuts takes a positive integer, --seed an integer");
+    Deno.exit(2);
+  }
+  const skip = flag("skip-fsync");
+  if (skip !== undefined && skip !== "dirs" && skip !== "files") {
+    console.error("powercut: --skip-fsync takes dirs or files");
+    Deno.exit(2);
+  }
+  if (skip !== undefined) requireTools("powercut", "gcc");
+  console.log(
+    `powercut: seed ${seed}, ${cuts} cuts${skip ? `, the workers' fsyncs of ${skip} skipped` : ""}`,
+  );
+  const r = await runPowercut({
+    cuts,
+    seed,
+    ...(keepShare === undefined ? {} : { keepShare }),
+    // Under the shim only the durable workloads run: they are the ones whose syncs it breaks.
+    ...(skip === undefined
+      ? {}
+      : { workerEnv: await shimEnv(skip), groups: GROUPS.filter((g) => g.durable) }),
+  });
+  for (const line of reportLines(seed, r)) console.log(line);
+  Deno.exit(passed(r) ? 0 : 1);
+}

@@ -1,0 +1,63 @@
+// A short seeded power-cut run inside `deno task test`: a few dozen cuts of the file backend's
+// workloads (durable, durable with read-before-update, `durable: false`) in separate processes
+// on the power-cut file system. `deno task powercut` is the long run.
+
+import assert from "node:assert/strict";
+import { assertTools, needs } from "../_lib/needs.ts";
+import { reportLines } from "./main.ts";
+import { type PowercutResult, runPowercut } from "./run.ts";
+
+const NEEDS = needs("the power-cut run", "fuse");
+const SEED = 2021;
+const CUTS = 24;
+
+let run: Promise<PowercutResult> | undefined;
+// One run serves every test below; each asserts one property of it.
+function shortRun(): Promise<PowercutResult> {
+  run ??= runPowercut({ cuts: CUTS, seed: SEED, cliEvery: 12, log: () => {} }).then((r) => {
+    console.log(reportLines(SEED, r).join("\n"));
+    return r;
+  });
+  return run;
+}
+
+Deno.test({
+  name: "powercut: every acknowledged durable write survives the cuts whole",
+  ...NEEDS,
+}, async () => {
+  assertTools("fuse");
+  const r = await shortRun();
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.cuts, CUTS);
+  assert.ok(r.durable.acknowledged > CUTS, `only ${r.durable.acknowledged} writes acknowledged`);
+  assert.equal(r.durable.lost, 0, "acknowledged durable writes were lost");
+  assert.equal(r.durable.torn, 0, "durable entries were torn");
+  assert.equal(r.unknown, 0, "keys held states no write left");
+  assert.equal(r.strangers, 0, "names no write made appeared");
+});
+
+Deno.test({
+  name: "powercut: list(), read(), auditStore and agentmem check agree after every cut",
+  ...NEEDS,
+}, async () => {
+  assertTools("fuse");
+  assert.equal((await shortRun()).disagreements, 0);
+});
+
+Deno.test({
+  name: "powercut: durable: false loses writes but never shows a torn entry",
+  ...NEEDS,
+}, async () => {
+  assertTools("fuse");
+  const r = await shortRun();
+  assert.ok(r.nonDurable.acknowledged > 0);
+  assert.equal(r.nonDurable.torn, 0, "durable: false entries were torn (empty) after a cut");
+});
+
+Deno.test({
+  name: "powercut: nothing a cut leaves behind blocks a later write",
+  ...NEEDS,
+}, async () => {
+  assertTools("fuse");
+  assert.equal((await shortRun()).blocked, 0, "writes after the remount were blocked");
+});

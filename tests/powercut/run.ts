@@ -1,0 +1,376 @@
+// The power-cut run: workloads in separate processes on a file store inside the power-cut file
+// system; at a seeded random point the workers are SIGKILLed and the power is cut; after the
+// remount every key is checked against what was acknowledged, then written once more (so a lock
+// or temp file that would block a later write shows), and the next round starts.
+
+import { openFileStore, Scope, type Store } from "../../mod.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { Rng } from "../nemesis/rng.ts";
+import { entryFor } from "./_content.ts";
+import { applyLine, type Group, judge, KeyModel, type WriteKind } from "./_model.ts";
+import { observe } from "./_observe.ts";
+import { type CutOptions, PowerCutFs } from "./_pcfs.ts";
+import type { WorkerJob } from "./_worker.ts";
+import { checkHistory } from "./_history.ts";
+
+const WORKER = new URL("./_worker.ts", import.meta.url).pathname;
+/** A write after the remount that takes longer than this is blocked by something left behind. */
+const WRITE_DEADLINE_MS = 2_000;
+
+/** The default workloads: durable without and with read-before-update, and `durable: false`. */
+export const GROUPS: readonly Group[] = [
+  { name: "d", durable: true, readBeforeUpdate: false },
+  { name: "r", durable: true, readBeforeUpdate: true },
+  { name: "n", durable: false, readBeforeUpdate: false },
+];
+
+/** What a run takes. */
+export interface PowercutOptions {
+  readonly cuts: number;
+  readonly seed: number;
+  readonly groups?: readonly Group[];
+  /** Worker processes (default 2). */
+  readonly processes?: number;
+  /** Lanes (concurrent writers) of each workload, spread over the processes, and keys per lane. */
+  readonly lanes?: number;
+  readonly keysPerLane?: number;
+  /** The share of cuts that keep a seeded part of the unsynced state (default 0.3). */
+  readonly keepShare?: number;
+  /** Runs `agentmem check` as a process every this many cuts, and after the last (default 25). */
+  readonly cliEvery?: number;
+  /** Extra environment for the workers (an LD_PRELOAD shim). */
+  readonly workerEnv?: Record<string, string>;
+  readonly log?: (line: string) => void;
+}
+
+/** Counts for one kind of workload. */
+export interface Tally {
+  acknowledged: number;
+  lost: number;
+  torn: number;
+  /** The lost writes by kind. */
+  readonly lostBy: Record<WriteKind, number>;
+}
+
+function tally(): Tally {
+  return { acknowledged: 0, lost: 0, torn: 0, lostBy: { create: 0, update: 0, delete: 0 } };
+}
+
+/** What a run found. */
+export interface PowercutResult {
+  readonly cuts: number;
+  /** The durable workloads: every acknowledged write must survive. */
+  readonly durable: Tally;
+  /** `durable: false`: atomic, not durable; losses are expected, torn entries are not. */
+  readonly nonDurable: Tally;
+  /** States no write made, names no write made, writes after the remount that were blocked. */
+  readonly unknown: number;
+  readonly strangers: number;
+  readonly blocked: number;
+  readonly disagreements: number;
+  readonly leftovers: number;
+  readonly slowestWriteMs: number;
+  readonly errors: readonly string[];
+  readonly examples: readonly string[];
+  readonly fs: { readonly syncs: number; readonly dirsyncs: number; readonly kept: number };
+}
+
+/** The last line of a run's report. */
+export function summaryLine(r: PowercutResult): string {
+  return `powercut: ${r.cuts} cuts, ${r.durable.acknowledged} acknowledged, ${r.durable.lost} lost, ${r.durable.torn} torn`;
+}
+
+/** Whether a run found nothing wrong. */
+export function passed(r: PowercutResult): boolean {
+  return r.durable.lost === 0 && r.durable.torn === 0 && r.nonDurable.torn === 0 &&
+    r.unknown === 0 && r.strangers === 0 && r.blocked === 0 && r.disagreements === 0 &&
+    r.errors.length === 0;
+}
+
+/** Runs `o.cuts` rounds on a new power-cut file system, and stops it. */
+export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
+  const log = o.log ?? ((l: string) => console.log(l));
+  const groups = o.groups ?? GROUPS;
+  const lanes = o.lanes ?? 2;
+  const processes = Math.min(o.processes ?? 2, lanes);
+  const perLane = o.keysPerLane ?? 2;
+  const rng = new Rng(o.seed);
+  const keys = new Map<string, KeyModel>();
+  for (const g of groups) {
+    for (let l = 0; l < lanes; l++) {
+      for (let i = 0; i < perLane; i++) {
+        const key = `${g.name}${l}-${i}`;
+        keys.set(key, new KeyModel(key, g, null));
+      }
+    }
+  }
+  const durable = tally();
+  const nonDurable = tally();
+  const errors: string[] = [];
+  const examples: string[] = [];
+  const note = (line: string) => {
+    if (examples.length < 20) examples.push(line);
+  };
+  let unknown = 0, strangers = 0, blocked = 0, disagreements = 0, leftovers = 0, slowest = 0;
+  let syncs = 0, dirsyncs = 0, kept = 0;
+  await using pc = await PowerCutFs.start();
+  const dir = `${pc.mount}/store`;
+  await Deno.mkdir(dir);
+  await pc.remount(); // the store's directory is there for good
+  await rewrite(dir, keys, (ms) => (slowest = Math.max(slowest, ms)));
+  for (let cut = 1; cut <= o.cuts && errors.length === 0; cut++) {
+    const target = rng.int(0, 40);
+    const extraMs = rng.int(0, 20);
+    const cutOpts: CutOptions = rng.next() < (o.keepShare ?? 0.3)
+      ? { keep: rng.pick([0.25, 0.5, 0.75]), seed: rng.int(0, 2 ** 31) }
+      : {};
+    const workers = Array.from({ length: processes }, (_, p) =>
+      spawnWorker(
+        dir,
+        groups,
+        keys,
+        Array.from({ length: lanes }, (_, l) => l).filter((l) => l % processes === p),
+        o.seed + cut * 7 + p,
+        o.workerEnv,
+      ));
+    // The cut point: after `target` acknowledged durable writes in this round (or 15 s), then a
+    // few ms more.
+    const giveUp = Date.now() + 15_000;
+    while (workers.reduce((n, w) => n + w.acks(), 0) < target && Date.now() < giveUp) {
+      if (workers.every((w) => w.exited)) break;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    if (extraMs > 0) await new Promise((r) => setTimeout(r, extraMs));
+    for (const w of workers) w.kill();
+    const stats = await pc.cut(cutOpts);
+    syncs += stats.syncs;
+    dirsyncs += stats.dirsyncs;
+    kept += (stats.kept_files ?? 0) + (stats.kept_dirs ?? 0);
+    for (const w of workers) {
+      for (const line of await w.lines()) {
+        const problem = applyLine(keys, line);
+        if (problem !== undefined) errors.push(`cut ${cut}: ${problem}`);
+        else if (line.startsWith("A ")) {
+          const k = keys.get(line.slice(2))!;
+          (k.group.durable ? durable : nonDurable).acknowledged++;
+        }
+      }
+    }
+    // After the remount: what every key holds, four ways.
+    const store = await openFileStore({ dir });
+    const seen = await observe(
+      store,
+      dir,
+      [...keys.keys()],
+      cut % (o.cliEvery ?? 25) === 0 || cut === o.cuts,
+    );
+    leftovers += seen.leftovers;
+    for (const s of seen.strangers) note(`cut ${cut}: a name no write made: ${s}`);
+    strangers += seen.strangers.length;
+    for (const d of seen.disagreements) note(`cut ${cut}: ${d}`);
+    disagreements += seen.disagreements.length;
+    for (const [key, f] of seen.keys) {
+      const k = keys.get(key)!;
+      const t = k.group.durable ? durable : nonDurable;
+      if ("torn" in f) {
+        t.torn++;
+        note(`cut ${cut}: ${key}${k.group.durable ? "" : " (durable: false)"} is torn: ${f.torn}`);
+        continue;
+      }
+      const v = judge(k, f.value);
+      for (const kind of v.lostKinds) t.lostBy[kind]++;
+      if (v.lost > 0) {
+        t.lost += v.lost;
+        if (k.group.durable) {
+          note(
+            `cut ${cut}: ${key} lost ${v.lostKinds.join(", ")}: holds ${
+              show(f.value)
+            }, acknowledged ${show(k.acked)}`,
+          );
+        }
+      }
+      if (v.unknown) {
+        unknown++;
+        note(`cut ${cut}: ${key} holds ${show(f.value)}, which no write of its round left`);
+      }
+    }
+    errors.push(...(await checkHistory(store, [...keys.keys()])).map((p) => `cut ${cut}: ${p}`));
+    // Every key written once more: nothing left behind may block it.
+    const b = await rewrite(dir, keys, (ms) => (slowest = Math.max(slowest, ms)), seen.keys);
+    for (const line of b) note(`cut ${cut}: ${line}`);
+    blocked += b.length;
+    if (cut % 25 === 0 || cut === o.cuts) {
+      log(
+        `powercut: ${cut}/${o.cuts} cuts, durable ${durable.acknowledged} acknowledged, ${durable.lost} lost, ${durable.torn} torn; durable:false ${nonDurable.acknowledged} acknowledged, ${nonDurable.lost} lost, ${nonDurable.torn} torn`,
+      );
+    }
+  }
+  const cuts = Math.min(o.cuts, (await pc.stats()).cuts);
+  return {
+    cuts,
+    durable,
+    nonDurable,
+    unknown,
+    strangers,
+    blocked,
+    disagreements,
+    leftovers,
+    slowestWriteMs: slowest,
+    errors,
+    examples,
+    fs: { syncs, dirsyncs, kept },
+  };
+}
+
+function show(v: number | null): string {
+  return v === null ? "nothing" : `version ${v}`;
+}
+
+// Writes a new version of every key from this process, durably, and starts the next round from
+// it. A key that is torn is deleted first. Returns what could not be written in time.
+async function rewrite(
+  dir: string,
+  keys: Map<string, KeyModel>,
+  timed: (ms: number) => void,
+  seen?: Map<string, { value: number | null } | { torn: string }>,
+): Promise<string[]> {
+  const plain = await openFileStore({ dir });
+  const checked = await openFileStore({ dir, readBeforeUpdate: true });
+  const problems: string[] = [];
+  for (const k of keys.values()) {
+    const f = seen?.get(k.key);
+    const version = k.next++;
+    const { description, content } = entryFor(k.key, version);
+    const signal = AbortSignal.timeout(WRITE_DEADLINE_MS);
+    const t0 = performance.now();
+    try {
+      await write(k, f, plain, checked, description, content, signal);
+      k.reset(version);
+    } catch (e) {
+      problems.push(
+        `a write of ${k.key} after the remount failed: ${e instanceof Error ? e.message : e}${
+          lockNote(dir, k.key)
+        }`,
+      );
+      k.reset(f !== undefined && "value" in f ? f.value : null);
+    }
+    timed(performance.now() - t0);
+  }
+  return problems;
+}
+
+// What the key's lock file holds, if it has one: what a killed writer left behind.
+function lockNote(dir: string, key: string): string {
+  try {
+    const st = Deno.lstatSync(`${dir}/.${key}.lock`);
+    const text = st.isFile ? Deno.readTextFileSync(`${dir}/.${key}.lock`) : "";
+    return ` (its lock file is there: ${st.isFile ? `${st.size} bytes` : "not a file"}${
+      text ? `, "${text}"` : ""
+    }, modified ${Math.round((Date.now() - (st.mtime?.getTime() ?? 0)) / 1000)} s ago)`;
+  } catch {
+    return "";
+  }
+}
+
+async function write(
+  k: KeyModel,
+  f: { value: number | null } | { torn: string } | undefined,
+  plain: Store,
+  checked: Store,
+  description: string,
+  content: string,
+  signal: AbortSignal,
+): Promise<void> {
+  if (f !== undefined && "torn" in f) await plain.delete(k.key, { signal });
+  const present = f !== undefined && "value" in f && f.value !== null;
+  if (present && k.group.readBeforeUpdate) {
+    // Through the lock of a revision-checked update, as the key's own workload writes.
+    const scope = new Scope();
+    await checked.read(k.key, { scope, signal });
+    await checked.update(k.key, description, content, { scope, signal });
+  } else if (present) await plain.update(k.key, description, content, { signal });
+  else await plain.create(k.key, description, content, { signal });
+}
+
+interface Worker {
+  /** Acknowledged writes so far, of the durable workloads when there are any. */
+  acks(): number;
+  readonly exited: boolean;
+  kill(): void;
+  lines(): Promise<string[]>;
+}
+
+function spawnWorker(
+  dir: string,
+  groups: readonly Group[],
+  keys: Map<string, KeyModel>,
+  lanes: readonly number[],
+  seed: number,
+  env: Record<string, string> | undefined,
+): Worker {
+  const job: WorkerJob = {
+    dir,
+    seed,
+    stores: groups.map((g) => ({
+      durable: g.durable,
+      readBeforeUpdate: g.readBeforeUpdate,
+      lanes: lanes.map((l) =>
+        [...keys.values()].filter((k) => k.group === g && k.key.startsWith(`${g.name}${l}-`))
+          .map((k) => ({ key: k.key, version: k.acked, next: k.next }))
+      ),
+    })),
+  };
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...denoRunArgs(), "--allow-all", WORKER, JSON.stringify(job)],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { ...denoEnv(), ...env },
+  }).spawn();
+  let text = "";
+  let acks = 0;
+  const durableKeys = new Set([...keys.values()].filter((k) => k.group.durable).map((k) => k.key));
+  const counts = (key: string) => durableKeys.size === 0 || durableKeys.has(key);
+  let exited = false;
+  const read = (async () => {
+    let counted = 0;
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      for (let nl = text.indexOf("\n", counted); nl >= 0; nl = text.indexOf("\n", counted)) {
+        if (text.startsWith("A ", counted) && counts(text.slice(counted + 2, nl))) acks++;
+        counted = nl + 1;
+      }
+    }
+  })();
+  const stderr = new Response(child.stderr).text();
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+  return {
+    acks: () => acks,
+    get exited() {
+      return exited;
+    },
+    kill: () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone (it failed; its lines say why).
+      }
+    },
+    lines: async () => {
+      const [s] = await Promise.all([status, read]);
+      const err = await stderr;
+      const lines = text.split("\n");
+      // A line cut short by the kill is no line: the write it began had not started.
+      if (!text.endsWith("\n")) lines.pop();
+      if (s.signal !== "SIGKILL" && s.code !== 0) {
+        lines.push(
+          `E - the worker exited with status ${s.code} before the cut: ${err.trim().slice(-500)}`,
+        );
+      }
+      return lines;
+    },
+  };
+}
