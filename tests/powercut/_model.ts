@@ -42,20 +42,27 @@ export class KeyModel {
   }
 }
 
-/** What one worker line did to the model; an `E` line is an error the caller reports. */
-export function applyLine(keys: ReadonlyMap<string, KeyModel>, line: string): string | undefined {
+/** What a worker line says beyond the model: a failure, or a write that could not get through. */
+export type LineNote = { error: string } | { blocked: string } | undefined;
+
+/**
+ * Applies one worker line to the model. An `E` line of code `unavailable` is a write that could
+ * not get through (a lock left behind, say): its outcome stays open, as for the write in flight.
+ */
+export function applyLine(keys: ReadonlyMap<string, KeyModel>, line: string): LineNote {
   const [tag, key, op, version] = line.split(" ", 4);
   if (tag === "R" || line === "") return undefined;
-  if (tag !== "A" && tag !== "B") return `worker failed: ${line.slice(2)}`;
+  if (tag === "E" && op === "unavailable:") return { blocked: line.slice(2) };
+  if (tag !== "A" && tag !== "B") return { error: `worker failed: ${line.slice(2)}` };
   const k = keys.get(key ?? "");
-  if (k === undefined) return `a worker named an unknown key: ${line}`;
+  if (k === undefined) return { error: `a worker named an unknown key: ${line}` };
   if (tag === "B") {
     const v = Number(version);
     k.pending = { value: op === "delete" ? null : v };
     if (op !== "delete") k.next = Math.max(k.next, v + 1);
     return undefined;
   }
-  if (k.pending === undefined) return `an acknowledgement without a write: ${line}`;
+  if (k.pending === undefined) return { error: `an acknowledgement without a write: ${line}` };
   k.timeline.push(k.pending.value);
   k.pending = undefined;
   return undefined;

@@ -31,6 +31,10 @@ export function reportLines(seed: number, r: PowercutResult): string[] {
     `powercut: after the remounts: ${r.unknown} states no write left, ${r.strangers} names no write made, ${r.disagreements} disagreements of list/read/audit/check, ${r.blocked} writes blocked, ${r.leftovers} temp files and locks left (invisible), slowest write ${
       Math.round(r.slowestWriteMs)
     } ms`,
+    `powercut: per cut: ${
+      Object.entries(r.phaseMs).map(([k, ms]) => `${k} ${Math.round(ms / Math.max(1, r.cuts))} ms`)
+        .join(", ")
+    }`,
     ...r.errors.map((e) => `powercut: ERROR ${e}`),
     ...r.examples.map((e) => `powercut:   ${e}`),
     summaryLine(r),

@@ -70,6 +70,13 @@ export interface PowercutResult {
   readonly disagreements: number;
   readonly leftovers: number;
   readonly slowestWriteMs: number;
+  /** Milliseconds spent in each phase of the rounds, summed: writing, cutting, checking, rewriting. */
+  readonly phaseMs: {
+    readonly write: number;
+    readonly cut: number;
+    readonly check: number;
+    readonly rewrite: number;
+  };
   readonly errors: readonly string[];
   readonly examples: readonly string[];
   readonly fs: { readonly syncs: number; readonly dirsyncs: number; readonly kept: number };
@@ -113,6 +120,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
   };
   let unknown = 0, strangers = 0, blocked = 0, disagreements = 0, leftovers = 0, slowest = 0;
   let syncs = 0, dirsyncs = 0, kept = 0;
+  const phaseMs = { write: 0, cut: 0, check: 0, rewrite: 0 };
   await using pc = await PowerCutFs.start();
   const dir = `${pc.mount}/store`;
   await Deno.mkdir(dir);
@@ -124,6 +132,12 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     const cutOpts: CutOptions = rng.next() < (o.keepShare ?? 0.3)
       ? { keep: rng.pick([0.25, 0.5, 0.75]), seed: rng.int(0, 2 ** 31) }
       : {};
+    let t0 = performance.now();
+    const lap = (phase: keyof typeof phaseMs) => {
+      const t = performance.now();
+      phaseMs[phase] += t - t0;
+      t0 = t;
+    };
     const workers = Array.from({ length: processes }, (_, p) =>
       spawnWorker(
         dir,
@@ -142,15 +156,21 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     }
     if (extraMs > 0) await new Promise((r) => setTimeout(r, extraMs));
     for (const w of workers) w.kill();
+    lap("write");
     const stats = await pc.cut(cutOpts);
+    lap("cut");
     syncs += stats.syncs;
     dirsyncs += stats.dirsyncs;
     kept += (stats.kept_files ?? 0) + (stats.kept_dirs ?? 0);
     for (const w of workers) {
       for (const line of await w.lines()) {
         const problem = applyLine(keys, line);
-        if (problem !== undefined) errors.push(`cut ${cut}: ${problem}`);
-        else if (line.startsWith("A ")) {
+        if (problem !== undefined && "error" in problem) {
+          errors.push(`cut ${cut}: ${problem.error}`);
+        } else if (problem !== undefined) {
+          blocked++;
+          note(`cut ${cut}: a workload's write failed: ${problem.blocked}`);
+        } else if (line.startsWith("A ")) {
           const k = keys.get(line.slice(2))!;
           (k.group.durable ? durable : nonDurable).acknowledged++;
         }
@@ -196,7 +216,9 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     }
     errors.push(...(await checkHistory(store, [...keys.keys()])).map((p) => `cut ${cut}: ${p}`));
     // Every key written once more: nothing left behind may block it.
+    lap("check");
     const b = await rewrite(dir, keys, (ms) => (slowest = Math.max(slowest, ms)), seen.keys);
+    lap("rewrite");
     for (const line of b) note(`cut ${cut}: ${line}`);
     blocked += b.length;
     if (cut % 25 === 0 || cut === o.cuts) {
@@ -216,6 +238,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     disagreements,
     leftovers,
     slowestWriteMs: slowest,
+    phaseMs,
     errors,
     examples,
     fs: { syncs, dirsyncs, kept },
@@ -237,7 +260,8 @@ async function rewrite(
   const plain = await openFileStore({ dir });
   const checked = await openFileStore({ dir, readBeforeUpdate: true });
   const problems: string[] = [];
-  for (const k of keys.values()) {
+  // All at once, as writers in one process share directory flushes.
+  await Promise.all([...keys.values()].map(async (k) => {
     const f = seen?.get(k.key);
     const version = k.next++;
     const { description, content } = entryFor(k.key, version);
@@ -255,7 +279,7 @@ async function rewrite(
       k.reset(f !== undefined && "value" in f ? f.value : null);
     }
     timed(performance.now() - t0);
-  }
+  }));
   return problems;
 }
 
