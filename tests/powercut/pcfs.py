@@ -30,10 +30,12 @@
 # Control: one line per connection to CONTROL_SOCKET, one JSON line back: `cut [keep=P] [seed=N]`,
 # `remount` (everything synced first: a clean reboot), `stats`, `stop` (sync, unmount, exit).
 
+import ctypes
 import errno
 import json
 import os
 import random
+import signal
 import socket
 import stat
 import subprocess
@@ -232,6 +234,7 @@ def run_mount(backing, mountpoint):
     import trio
     from pyfuse3 import FUSEError
 
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with it
     # A standby: the supervisor starts the next mount's process before it is needed, so a cut
     # does not wait for these imports. It mounts when told to, after the last one has gone.
     while os.read(0, 1) not in (b"\n", b""):
@@ -549,6 +552,7 @@ class Supervisor:
     def __init__(self, backing, mountpoint):
         self.backing, self.mountpoint = backing, mountpoint
         self.child = None
+        self.closing = False
         self.standby = self.spawn()
         self.totals = {"cuts": 0, "remounts": 0, "mounts": 0, "crashes": 0}
 
@@ -597,7 +601,29 @@ class Supervisor:
             return {**reply, **self.totals}
         raise ValueError(f"unknown command {op!r}")
 
+    def shutdown(self, *_):
+        # The run that started this supervisor is gone (or asks it to go): unmount and leave,
+        # waiting for nothing (the signal may come again while this runs).
+        if self.closing:
+            return
+        self.closing = True
+        for child in (self.child, self.standby):
+            if child is not None and child.returncode is None:
+                try:
+                    os.kill(child.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        subprocess.run(["fusermount3", "-u", "-z", self.mountpoint], check=False,
+                       stderr=subprocess.DEVNULL)
+        os._exit(0)
+
     def serve(self, control):
+        signal.signal(signal.SIGTERM, self.shutdown)
+        signal.signal(signal.SIGINT, self.shutdown)
+        # SIGTERM when the process that started this one dies, however it dies.
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            self.shutdown()
         self.start()
         if os.path.exists(control):
             os.unlink(control)
