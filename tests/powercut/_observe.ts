@@ -8,6 +8,8 @@ import { entryFor, versionOf } from "./_content.ts";
 import type { KeyValue } from "./_model.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+/** Where the file backend keeps every key's versions, beside the keys. */
+const HISTORY_DIR = ".history";
 
 /** What one key holds: a whole version, nothing, or something torn (empty, half-written, wrong). */
 export type Found = { value: KeyValue } | { torn: string };
@@ -21,6 +23,8 @@ export interface Observation {
   readonly leftovers: number;
   /** Where `list()`, `read()`, the audit or the CLI disagree. */
   readonly disagreements: string[];
+  /** What the audit (`agentmem check`'s) finds wrong in the kept versions, by key. */
+  readonly historyProblems: { key: string; text: string }[];
 }
 
 /** Looks at every key in `keys` through `store` (opened on `dir`) and the directory itself. */
@@ -36,7 +40,7 @@ export async function observe(
   const strangers: string[] = [];
   let leftovers = 0;
   for (const n of names) {
-    if (ours.has(n)) continue;
+    if (ours.has(n) || n === HISTORY_DIR) continue;
     if (n.startsWith(".") && (n.endsWith(".tmp") || /\.lock(\.b[0-9a-f]+)?$/.test(n))) leftovers++;
     else strangers.push(n);
   }
@@ -74,8 +78,14 @@ export async function observe(
   for (const key of [...healthy.keys(), ...torn]) {
     if (!audited.has(key)) disagreements.push(`the audit misses ${key}`);
   }
-  if (withCli) disagreements.push(...await cliCheck(dir, healthy.size, torn));
-  return { keys: found, strangers, leftovers, disagreements };
+  const historyProblems = (audit.history ?? []).map((p) => ({
+    key: p.key,
+    text: `${p.revision === undefined ? "" : `revision ${p.revision}: `}${p.problem}: ${p.reason}`,
+  }));
+  if (withCli) {
+    disagreements.push(...await cliCheck(dir, healthy.size, torn, historyProblems.length));
+  }
+  return { keys: found, strangers, leftovers, disagreements, historyProblems };
 }
 
 async function readKey(store: Store, key: string, named: boolean): Promise<Found> {
@@ -98,7 +108,12 @@ async function readKey(store: Store, key: string, named: boolean): Promise<Found
 }
 
 // `agentmem check --json` as an operator runs it: its counts must match what read() found.
-async function cliCheck(dir: string, healthy: number, torn: Set<string>): Promise<string[]> {
+async function cliCheck(
+  dir: string,
+  healthy: number,
+  torn: Set<string>,
+  historyProblems: number,
+): Promise<string[]> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI, "check", "--json", "--dir", dir],
     stdout: "piped",
@@ -106,7 +121,7 @@ async function cliCheck(dir: string, healthy: number, torn: Set<string>): Promis
     env: denoEnv(),
   }).output();
   const text = new TextDecoder().decode(out.stdout);
-  let report: { healthy?: number; problems?: { name: string }[] };
+  let report: { healthy?: number; problems?: { name: string }[]; history?: unknown[] };
   try {
     report = JSON.parse(text);
   } catch {
@@ -122,6 +137,14 @@ async function cliCheck(dir: string, healthy: number, torn: Set<string>): Promis
   if ([...torn].some((k) => !problems.has(k)) || problems.size !== torn.size) {
     wrong.push(`agentmem check names problems [${[...problems]}], read() [${[...torn]}]`);
   }
-  if (out.code !== (torn.size > 0 ? 1 : 0)) wrong.push(`agentmem check exited ${out.code}`);
+  if ((report.history ?? []).length !== historyProblems) {
+    wrong.push(
+      `agentmem check names ${
+        (report.history ?? []).length
+      } history problems, the audit ${historyProblems}`,
+    );
+  }
+  const bad = torn.size > 0 || historyProblems > 0;
+  if (out.code !== (bad ? 1 : 0)) wrong.push(`agentmem check exited ${out.code}`);
   return wrong;
 }

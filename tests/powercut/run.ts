@@ -48,12 +48,20 @@ export interface Tally {
   acknowledged: number;
   lost: number;
   torn: number;
+  /** History and head disagree, or a version does not read back whole (keys, per cut). */
+  history: number;
   /** The lost writes by kind. */
   readonly lostBy: Record<WriteKind, number>;
 }
 
 function tally(): Tally {
-  return { acknowledged: 0, lost: 0, torn: 0, lostBy: { create: 0, update: 0, delete: 0 } };
+  return {
+    acknowledged: 0,
+    lost: 0,
+    torn: 0,
+    history: 0,
+    lostBy: { create: 0, update: 0, delete: 0 },
+  };
 }
 
 /** What a run found. */
@@ -68,6 +76,8 @@ export interface PowercutResult {
   readonly strangers: number;
   readonly blocked: number;
   readonly disagreements: number;
+  /** Keys of durable workloads whose versions are not exactly their acknowledged writes. */
+  readonly historyMissing: number;
   readonly leftovers: number;
   readonly slowestWriteMs: number;
   /** Milliseconds spent in each phase of the rounds, summed: writing, cutting, checking, rewriting. */
@@ -89,7 +99,8 @@ export function summaryLine(r: PowercutResult): string {
 
 /** Whether a run found nothing wrong. */
 export function passed(r: PowercutResult): boolean {
-  return r.durable.lost === 0 && r.durable.torn === 0 && r.nonDurable.torn === 0 &&
+  return r.durable.lost === 0 && r.durable.torn === 0 && r.durable.history === 0 &&
+    r.nonDurable.torn === 0 && r.nonDurable.history === 0 && r.historyMissing === 0 &&
     r.unknown === 0 && r.strangers === 0 && r.blocked === 0 && r.disagreements === 0 &&
     r.errors.length === 0;
 }
@@ -114,11 +125,15 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
   const durable = tally();
   const nonDurable = tally();
   const errors: string[] = [];
-  const examples: string[] = [];
-  const note = (line: string) => {
-    if (examples.length < 20) examples.push(line);
+  // A few examples of each kind of problem, for the report.
+  const noted = new Map<string, string[]>();
+  const note = (kind: string, line: string) => {
+    const list = noted.get(kind) ?? [];
+    noted.set(kind, list);
+    if (list.length < 4) list.push(line);
   };
   let unknown = 0, strangers = 0, blocked = 0, disagreements = 0, leftovers = 0, slowest = 0;
+  let historyMissing = 0;
   let syncs = 0, dirsyncs = 0, kept = 0;
   const phaseMs = { write: 0, cut: 0, check: 0, rewrite: 0 };
   await using pc = await PowerCutFs.start();
@@ -169,7 +184,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
           errors.push(`cut ${cut}: ${problem.error}`);
         } else if (problem !== undefined) {
           blocked++;
-          note(`cut ${cut}: a workload's write failed: ${problem.blocked}`);
+          note("blocked", `cut ${cut}: a workload's write failed: ${problem.blocked}`);
         } else if (line.startsWith("A ")) {
           const k = keys.get(line.slice(2))!;
           (k.group.durable ? durable : nonDurable).acknowledged++;
@@ -185,16 +200,19 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
       cut % (o.cliEvery ?? 25) === 0 || cut === o.cuts,
     );
     leftovers += seen.leftovers;
-    for (const s of seen.strangers) note(`cut ${cut}: a name no write made: ${s}`);
+    for (const s of seen.strangers) note("stranger", `cut ${cut}: a name no write made: ${s}`);
     strangers += seen.strangers.length;
-    for (const d of seen.disagreements) note(`cut ${cut}: ${d}`);
+    for (const d of seen.disagreements) note("disagree", `cut ${cut}: ${d}`);
     disagreements += seen.disagreements.length;
     for (const [key, f] of seen.keys) {
       const k = keys.get(key)!;
       const t = k.group.durable ? durable : nonDurable;
       if ("torn" in f) {
         t.torn++;
-        note(`cut ${cut}: ${key}${k.group.durable ? "" : " (durable: false)"} is torn: ${f.torn}`);
+        note(
+          k.group.durable ? "torn" : "torn, durable: false",
+          `cut ${cut}: ${key} is torn: ${f.torn}`,
+        );
         continue;
       }
       const v = judge(k, f.value);
@@ -203,6 +221,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
         t.lost += v.lost;
         if (k.group.durable) {
           note(
+            "lost",
             `cut ${cut}: ${key} lost ${v.lostKinds.join(", ")}: holds ${
               show(f.value)
             }, acknowledged ${show(k.acked)}`,
@@ -211,15 +230,29 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
       }
       if (v.unknown) {
         unknown++;
-        note(`cut ${cut}: ${key} holds ${show(f.value)}, which no write of its round left`);
+        note(
+          "unknown",
+          `cut ${cut}: ${key} holds ${show(f.value)}, which no write of its round left`,
+        );
       }
     }
-    errors.push(...(await checkHistory(store, [...keys.keys()])).map((p) => `cut ${cut}: ${p}`));
+    const h = await checkHistory(store, keys.values(), seen.keys);
+    // One count per key and cut, whatever the number of its problems.
+    const disagreeing = new Set([...seen.historyProblems, ...h.disagree].map((p) => p.key));
+    for (const p of [...seen.historyProblems, ...h.disagree]) {
+      const durableKey = keys.get(p.key)?.group.durable ?? true;
+      note(durableKey ? "history" : "history, durable: false", `cut ${cut}: ${p.key}: ${p.text}`);
+    }
+    for (const key of disagreeing) {
+      (keys.get(key)?.group.durable ?? true ? durable : nonDurable).history++;
+    }
+    for (const p of h.missing) note("history missing", `cut ${cut}: ${p.key}: ${p.text}`);
+    historyMissing += h.missing.length;
     // Every key written once more: nothing left behind may block it.
     lap("check");
     const b = await rewrite(dir, keys, (ms) => (slowest = Math.max(slowest, ms)), seen.keys);
     lap("rewrite");
-    for (const line of b) note(`cut ${cut}: ${line}`);
+    for (const line of b) note("blocked", `cut ${cut}: ${line}`);
     blocked += b.length;
     if (cut % 25 === 0 || cut === o.cuts) {
       log(
@@ -236,11 +269,12 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     strangers,
     blocked,
     disagreements,
+    historyMissing,
     leftovers,
     slowestWriteMs: slowest,
     phaseMs,
     errors,
-    examples,
+    examples: [...noted.values()].flat(),
     fs: { syncs, dirsyncs, kept },
   };
 }
@@ -268,7 +302,7 @@ async function rewrite(
     const signal = AbortSignal.timeout(WRITE_DEADLINE_MS);
     const t0 = performance.now();
     try {
-      await write(k, f, plain, checked, description, content, signal);
+      await write(dir, k, f, plain, checked, description, content, signal);
       k.reset(version);
     } catch (e) {
       problems.push(
@@ -297,6 +331,7 @@ function lockNote(dir: string, key: string): string {
 }
 
 async function write(
+  dir: string,
   k: KeyModel,
   f: { value: number | null } | { torn: string } | undefined,
   plain: Store,
@@ -305,7 +340,10 @@ async function write(
   content: string,
   signal: AbortSignal,
 ): Promise<void> {
-  if (f !== undefined && "torn" in f) await plain.delete(k.key, { signal });
+  if (f !== undefined && "torn" in f) {
+    // An entry torn past reading: an operator removes the file (a delete cannot read its record).
+    await plain.delete(k.key, { signal }).catch(() => Deno.remove(`${dir}/${k.key}.md`));
+  }
   const present = f !== undefined && "value" in f && f.value !== null;
   if (present && k.group.readBeforeUpdate) {
     // Through the lock of a revision-checked update, as the key's own workload writes.
