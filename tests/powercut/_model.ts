@@ -46,13 +46,14 @@ export class KeyModel {
 export type LineNote = { error: string } | { blocked: string } | undefined;
 
 /**
- * Applies one worker line to the model. An `E` line of code `unavailable` is a write that could
- * not get through (a lock left behind, say): its outcome stays open, as for the write in flight.
+ * Applies one worker line to the model. An `E` line with a store error's code is a write that
+ * could not get through (a lock or a damaged version left behind, say): its outcome stays open,
+ * as for the write in flight. An `E` line of code `error` (no store error) fails the run.
  */
 export function applyLine(keys: ReadonlyMap<string, KeyModel>, line: string): LineNote {
   const [tag, key, op, version] = line.split(" ", 4);
   if (tag === "R" || line === "") return undefined;
-  if (tag === "E" && op === "unavailable:") return { blocked: line.slice(2) };
+  if (tag === "E" && op !== "error:" && key !== "-") return { blocked: line.slice(2) };
   if (tag !== "A" && tag !== "B") return { error: `worker failed: ${line.slice(2)}` };
   const k = keys.get(key ?? "");
   if (k === undefined) return { error: `a worker named an unknown key: ${line}` };

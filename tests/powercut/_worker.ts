@@ -4,7 +4,7 @@
 // directory flushes), each lane owning its keys. Before each call it prints
 // `B <key> <op> <version>` and after it `A <key>` (an acknowledged write) on stdout,
 // synchronously, so the line is in the pipe before the next call starts. A failure is
-// `E <key> <code>: <text>`: `unavailable` stops the lane, anything else the process (status 3).
+// `E <key> <code>: <text>`: a store error stops the lane, anything else the process (status 3).
 // Run by tests/powercut/run.ts, never by hand.
 
 import { MemoryError, openFileStore, Scope } from "../../mod.ts";
@@ -33,6 +33,8 @@ export interface WorkerJob {
 }
 
 const ENCODER = new TextEncoder();
+let stopped = 0;
+let lanesInAll = 0;
 
 function say(line: string): void {
   const bytes = ENCODER.encode(`${line}\n`);
@@ -71,10 +73,12 @@ async function lane(
     } catch (e) {
       const code = e instanceof MemoryError ? e.code : "error";
       say(`E ${key} ${code}: ${e instanceof Error ? e.message : String(e)}`);
-      // A write that could not get through (a lock left behind) stops its lane: what the key
-      // holds is unknown from here. Anything else is a failure of the run.
-      if (code !== "unavailable") Deno.exit(3);
-      return await new Promise<never>(() => {});
+      // A store error stops the lane (what the key holds is unknown from here); anything else is
+      // a failure of the run.
+      if (code === "error") Deno.exit(3);
+      // With every lane stopped the process has nothing left to do: it ends, so the run moves on.
+      if (++stopped === lanesInAll) Deno.exit(0);
+      for (;;) await new Promise((resolve) => setTimeout(resolve, 60_000)); // until the kill
     }
     say(`A ${key}`);
     // A pause between writes, as an agent makes: a write of `durable: false` never waits on I/O,
@@ -98,6 +102,7 @@ if (import.meta.main) {
       lanes.push(lane(spec, store, keys, new Rng(job.seed * 31 + n++)));
     }
   }
+  lanesInAll = lanes.length;
   say("R");
   await Promise.all(lanes);
 }

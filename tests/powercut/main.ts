@@ -35,7 +35,7 @@ export function reportLines(seed: number, r: PowercutResult): string[] {
     `powercut: durable writes lost: ${lostBy(r.durable)}`,
     `powercut: history: ${r.durable.history} keys whose history and head disagree, ${r.historyMissing} whose versions are not their acknowledged writes`,
     `powercut: durable: false (atomic, not durable): ${r.nonDurable.acknowledged} acknowledged, ${r.nonDurable.lost} lost (allowed), ${r.nonDurable.torn} torn, ${r.nonDurable.history} keys whose history and head disagree`,
-    `powercut: after the remounts: ${r.unknown} states no write left, ${r.strangers} names no write made, ${r.disagreements} disagreements of list/read/audit/check, ${r.blocked} writes blocked, ${r.leftovers} temp files and locks left (invisible), slowest write ${
+    `powercut: after the remounts: ${r.unknown} states no write left, ${r.strangers} names no write made, ${r.disagreements} disagreements of list/read/audit/check, ${r.blocked} writes that could not get through, ${r.leftovers} temp files and locks left (invisible), slowest write ${
       Math.round(r.slowestWriteMs)
     } ms`,
     `powercut: per cut: ${

@@ -9,7 +9,7 @@ import { type PowercutResult, runPowercut } from "./run.ts";
 
 const NEEDS = needs("the power-cut run", "fuse");
 const SEED = 2021;
-const CUTS = 24;
+const CUTS = 20;
 
 let run: Promise<PowercutResult> | undefined;
 // One run serves every test below; each asserts one property of it.

@@ -71,7 +71,10 @@ export interface PowercutResult {
   readonly durable: Tally;
   /** `durable: false`: atomic, not durable; losses are expected, torn entries are not. */
   readonly nonDurable: Tally;
-  /** States no write made, names no write made, writes after the remount that were blocked. */
+  /**
+   * States no write made, names no write made, and writes that could not get through (after the
+   * remount, or in a workload): a lock or a damaged version left behind.
+   */
   readonly unknown: number;
   readonly strangers: number;
   readonly blocked: number;
