@@ -7,6 +7,7 @@
 // 2 when a tool is missing.
 //
 //   deno task powercut [--cuts N] [--seed N] [--keep-share F] [--skip-fsync dirs|files]
+//                      [--examples N]
 //   deno task powercut --nats [--cuts N] [--seed N]
 //
 // --skip-fsync runs the workers under an LD_PRELOAD shim (fsync_shim.c, built with gcc) that turns
@@ -91,6 +92,7 @@ if (import.meta.main) {
   const seed = Number(flag("seed") ?? Math.floor(Math.random() * 1e9));
   const cuts = Number(flag("cuts") ?? 500);
   const keepShare = flag("keep-share") === undefined ? undefined : Number(flag("keep-share"));
+  const examples = flag("examples") === undefined ? undefined : Number(flag("examples"));
   if (!Number.isInteger(cuts) || cuts < 1 || !Number.isInteger(seed)) {
     console.error("powercut: --cuts takes a positive integer, --seed an integer");
     Deno.exit(2);
@@ -108,6 +110,7 @@ if (import.meta.main) {
     cuts,
     seed,
     ...(keepShare === undefined ? {} : { keepShare }),
+    ...(examples === undefined ? {} : { examples }),
     // Under the shim only the durable workloads run: they are the ones whose syncs it breaks.
     ...(skip === undefined
       ? {}

@@ -45,6 +45,16 @@ Deno.test({
 });
 
 Deno.test({
+  name: "powercut: history and head agree after every cut, with every acknowledged write's version",
+  ...NEEDS,
+}, async () => {
+  assertTools("fuse");
+  const r = await shortRun();
+  assert.equal(r.durable.history, 0, "durable keys' history and head disagreed after a cut");
+  assert.equal(r.historyMissing, 0, "acknowledged durable writes had no version after a cut");
+});
+
+Deno.test({
   name: "powercut: durable: false loses writes but never shows a torn entry",
   ...NEEDS,
 }, async () => {
@@ -52,6 +62,7 @@ Deno.test({
   const r = await shortRun();
   assert.ok(r.nonDurable.acknowledged > 0);
   assert.equal(r.nonDurable.torn, 0, "durable: false entries were torn (empty) after a cut");
+  assert.equal(r.nonDurable.history, 0, "durable: false keys' history and head disagreed");
 });
 
 Deno.test({

@@ -38,6 +38,8 @@ export interface PowercutOptions {
   readonly keepShare?: number;
   /** Runs `agentmem check` as a process every this many cuts, and after the last (default 25). */
   readonly cliEvery?: number;
+  /** Examples kept of each kind of problem (default 4). */
+  readonly examples?: number;
   /** Extra environment for the workers (an LD_PRELOAD shim). */
   readonly workerEnv?: Record<string, string>;
   readonly log?: (line: string) => void;
@@ -133,7 +135,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
   const note = (kind: string, line: string) => {
     const list = noted.get(kind) ?? [];
     noted.set(kind, list);
-    if (list.length < 4) list.push(line);
+    if (list.length < (o.examples ?? 4)) list.push(line);
   };
   let unknown = 0, strangers = 0, blocked = 0, disagreements = 0, leftovers = 0, slowest = 0;
   let historyMissing = 0;
