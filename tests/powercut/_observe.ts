@@ -3,7 +3,8 @@
 // and whether the four agree.
 
 import { auditStore, CorruptError, NotFoundError, type Store } from "../../mod.ts";
-import { denoEnv, denoRunArgs, ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { ROOT_CONFIG } from "../_lib/deno_child.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
 import { entryFor, versionOf } from "./_content.ts";
 import type { KeyValue } from "./_model.ts";
 
@@ -114,19 +115,18 @@ async function cliCheck(
   torn: Set<string>,
   historyProblems: number,
 ): Promise<string[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI, "check", "--json", "--dir", dir],
-    stdout: "piped",
-    stderr: "piped",
-    env: denoEnv(),
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
+  // As an operator runs it: the package's own configuration.
+  const out = await spawnDeno(CLI, ["check", "--json", "--dir", dir], {
+    name: "agentmem check",
+    config: ROOT_CONFIG,
+  }).finished();
+  const text = out.stdout;
   let report: { healthy?: number; problems?: { name: string }[]; history?: unknown[] };
   try {
     report = JSON.parse(text);
   } catch {
     return [
-      `agentmem check printed no JSON (exit ${out.code}): ${new TextDecoder().decode(out.stderr)}`,
+      `agentmem check printed no JSON (exit ${out.code}): ${out.stderr}`,
     ];
   }
   const problems = new Set((report.problems ?? []).map((p) => p.name));

@@ -1,9 +1,14 @@
 // The power-cut file system (pcfs.py) from Deno: mount it over a fresh backing directory, cut the
 // power, remount, read its counters, stop it. Needs the "fuse" tool of tests/_lib/needs.ts.
 
+import { type Child, spawnChild } from "../_lib/spawn.ts";
+import { type TempDir, tempDir } from "../_lib/temp_dir.ts";
+
 /** Debian's python, which has python3-pyfuse3 (the pyenv one first on PATH has not). */
 export const PYTHON = "/usr/bin/python3";
 const DAEMON = new URL("./pcfs.py", import.meta.url).pathname;
+// The supervisor lives as long as a run, which can take hours; past this it is killed.
+const DAEMON_TIME_LIMIT_MS = 12 * 60 * 60 * 1000;
 
 /** What the daemon counts, per mount (the last one before a cut) and in total. */
 export interface PcfsStats {
@@ -37,40 +42,39 @@ export class PowerCutFs implements AsyncDisposable {
   readonly mount: string;
   /** Its durable state (meta.json, data/): what survives a cut. */
   readonly backing: string;
-  readonly #root: string;
+  readonly #root: TempDir;
   readonly #control: string;
-  readonly #child: Deno.ChildProcess;
+  readonly #child: Child;
   #stopped = false;
 
-  private constructor(root: string, child: Deno.ChildProcess) {
+  private constructor(root: TempDir, child: Child) {
     this.#root = root;
-    this.mount = `${root}/mnt`;
-    this.backing = `${root}/backing`;
-    this.#control = `${root}/control.sock`;
+    this.mount = `${root.path}/mnt`;
+    this.backing = `${root.path}/backing`;
+    this.#control = `${root.path}/control.sock`;
     this.#child = child;
   }
 
   /** Mounts a new, empty file system under a new temp directory. */
   static async start(): Promise<PowerCutFs> {
-    const root = await Deno.makeTempDir({ prefix: "agentmem-powercut-" });
+    const dir = await tempDir("agentmem-powercut-");
+    const root = dir.path;
     await Deno.mkdir(`${root}/mnt`);
     await Deno.mkdir(`${root}/backing`);
-    const child = new Deno.Command(PYTHON, {
-      args: [DAEMON, "serve", `${root}/backing`, `${root}/mnt`, `${root}/control.sock`],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const fs = new PowerCutFs(root, child);
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const first = await reader.read();
-    reader.releaseLock();
-    if (first.done || !first.value.includes('"ready"')) {
-      await child.status;
-      await Deno.remove(root, { recursive: true }).catch(() => {});
-      throw new Error("the power-cut file system did not mount (see its stderr above)");
+    const child = spawnChild(
+      PYTHON,
+      [DAEMON, "serve", `${root}/backing`, `${root}/mnt`, `${root}/control.sock`],
+      { name: "pcfs.py", timeLimitMs: DAEMON_TIME_LIMIT_MS },
+    );
+    const fs = new PowerCutFs(dir, child);
+    try {
+      await child.waitFor((r) => r.ready === true);
+    } catch (e) {
+      await dir[Symbol.asyncDispose]();
+      throw new Error(
+        `the power-cut file system did not mount: ${e instanceof Error ? e.message : e}`,
+      );
     }
-    child.stdout.cancel().catch(() => {});
     return fs;
   }
 
@@ -103,11 +107,10 @@ export class PowerCutFs implements AsyncDisposable {
       await this.#ask("stop");
     } catch {
       this.#child.kill("SIGKILL");
-      await new Deno.Command("fusermount3", { args: ["-u", "-z", this.mount], stderr: "null" })
-        .output().catch(() => {});
+      await spawnChild("fusermount3", ["-u", "-z", this.mount]).finished().catch(() => {});
     }
     await this.#child.status;
-    await Deno.remove(this.#root, { recursive: true });
+    await this.#root[Symbol.asyncDispose]();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -115,6 +118,20 @@ export class PowerCutFs implements AsyncDisposable {
   }
 
   async #ask(line: string): Promise<PcfsStats> {
+    try {
+      return await this.#request(line);
+    } catch (e) {
+      // The daemon's stderr (a Python traceback) is the one place that says why.
+      const why = this.#child.stderr.trim().slice(-2000);
+      throw new Error(
+        `power-cut file system: ${line}: ${e instanceof Error ? e.message : e}${
+          why ? `; its stderr:\n${why}` : ""
+        }`,
+      );
+    }
+  }
+
+  async #request(line: string): Promise<PcfsStats> {
     const conn = await Deno.connect({ transport: "unix", path: this.#control });
     try {
       await conn.write(new TextEncoder().encode(`${line}\n`));
@@ -124,7 +141,7 @@ export class PowerCutFs implements AsyncDisposable {
         if (text.endsWith("\n")) break;
       }
       const reply = JSON.parse(text) as PcfsStats & { ok: boolean; error?: string };
-      if (!reply.ok) throw new Error(`power-cut file system: ${line}: ${reply.error}`);
+      if (!reply.ok) throw new Error(String(reply.error));
       return reply;
     } finally {
       try {

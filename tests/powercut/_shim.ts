@@ -1,6 +1,8 @@
 // Builds the fsync shim (fsync_shim.c) with the system's gcc, and the environment that makes a
 // worker process use it. Needs the "gcc" tool of tests/_lib/needs.ts.
 
+import { spawnChild } from "../_lib/spawn.ts";
+
 const SOURCE = new URL("./fsync_shim.c", import.meta.url).pathname;
 
 /** Which syncs the shim turns into no-ops. */
@@ -12,15 +14,29 @@ let built: Promise<string> | undefined;
 export function shimLibrary(): Promise<string> {
   built ??= (async () => {
     const dir = await Deno.makeTempDir({ prefix: "agentmem-shim-" });
+    // The library lives as long as this process: removed when it exits.
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // Gone already.
+      }
+    });
     const lib = `${dir}/fsync_shim.so`;
-    const out = await new Deno.Command("gcc", {
-      args: ["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", lib, SOURCE, "-ldl"],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await spawnChild("gcc", [
+      "-shared",
+      "-fPIC",
+      "-O2",
+      "-Wall",
+      "-Werror",
+      "-o",
+      lib,
+      SOURCE,
+      "-ldl",
+    ]).finished();
     if (!out.success) {
       throw new Error(
-        `gcc could not build the fsync shim: ${new TextDecoder().decode(out.stderr)}`,
+        `gcc could not build the fsync shim: ${out.stderr}`,
       );
     }
     return lib;

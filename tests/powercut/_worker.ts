@@ -8,7 +8,7 @@
 // Run by tests/powercut/run.ts, never by hand.
 
 import { MemoryError, openFileStore, Scope } from "../../mod.ts";
-import { Rng } from "../nemesis/rng.ts";
+import { Rng } from "../_lib/rng.ts";
 import { entryFor } from "./_content.ts";
 
 /** A key a lane owns: the version it holds now (`null`: absent), and the next version to write. */

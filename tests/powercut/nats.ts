@@ -17,9 +17,9 @@ import {
   type Store,
 } from "../../mod.ts";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { natsConnect, type NatsServer, retryUntil, startNatsServer } from "../_nats_server.ts";
+import { natsConnect, type NatsServer, retryUntil, startNatsServer } from "../_lib/nats_server.ts";
 import { serverBinary } from "../_lib/binaries.ts";
-import { Rng } from "../nemesis/rng.ts";
+import { Rng } from "../_lib/rng.ts";
 import { entryFor, versionOf } from "./_content.ts";
 import { judge, KeyModel, type KeyValue } from "./_model.ts";
 import { PowerCutFs } from "./_pcfs.ts";

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { assertTools, needs } from "../_lib/needs.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 import { PowerCutFs, PYTHON } from "./_pcfs.ts";
 
 const NEEDS = needs("the power-cut file system tests", "fuse");
@@ -236,13 +237,15 @@ test("descriptors opened before a cut fail after it, as after a reboot", async (
 
 test("flock and fcntl locks work across processes (the kernel's emulation)", async (m) => {
   put(`${m}/lock`, "", false);
-  const python = (code: string, stdin: "piped" | "null" = "null") =>
-    new Deno.Command(PYTHON, { args: ["-c", code, `${m}/lock`], stdin, stdout: "piped" });
   const probe = async (call: string) =>
-    (await python(`import fcntl,sys
+    (await spawnChild(PYTHON, [
+      "-c",
+      `import fcntl,sys
 f=open(sys.argv[1],'r+')
 try: fcntl.${call}(f, fcntl.LOCK_EX|fcntl.LOCK_NB)
-except OSError: sys.exit(1)`).output()).code;
+except OSError: sys.exit(1)`,
+      `${m}/lock`,
+    ]).finished()).code;
   const file = await Deno.open(`${m}/lock`, { read: true, write: true });
   await file.lock(true);
   assert.equal(await probe("flock"), 1, "a flock held by another process must refuse");
@@ -250,21 +253,19 @@ except OSError: sys.exit(1)`).output()).code;
   assert.equal(await probe("flock"), 0);
   file.close();
   // An fcntl lock held by one process refuses another's.
-  const holder = python(
+  await using holder = spawnChild(PYTHON, [
+    "-c",
     `import fcntl,sys
 f=open(sys.argv[1],'r+')
 fcntl.lockf(f, fcntl.LOCK_EX)
-print('held', flush=True)
+print('{"t": "held"}', flush=True)
 sys.stdin.read()`,
-    "piped",
-  ).spawn();
-  const reader = holder.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  assert.equal((await reader.read()).value?.trim(), "held");
+    `${m}/lock`,
+  ], { stdin: "piped" });
+  await holder.waitFor("held");
   assert.equal(await probe("lockf"), 1, "an fcntl lock held by another process must refuse");
-  await holder.stdin.close();
-  await holder.status;
-  reader.releaseLock();
-  await holder.stdout.cancel().catch(() => {});
+  await holder.closeStdin();
+  await holder.finished();
   assert.equal(await probe("lockf"), 0);
 });
 

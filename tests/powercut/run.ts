@@ -4,8 +4,8 @@
 // or temp file that would block a later write shows), and the next round starts.
 
 import { openFileStore, Scope, type Store } from "../../mod.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
-import { Rng } from "../nemesis/rng.ts";
+import { spawnDeno } from "../_lib/spawn.ts";
+import { Rng } from "../_lib/rng.ts";
 import { entryFor } from "./_content.ts";
 import { applyLine, type Group, judge, KeyModel, type WriteKind } from "./_model.ts";
 import { observe } from "./_observe.ts";
@@ -14,6 +14,8 @@ import type { WorkerJob } from "./_worker.ts";
 import { checkHistory } from "./_history.ts";
 
 const WORKER = new URL("./_worker.ts", import.meta.url).pathname;
+// A round lasts seconds; a worker alive this long is stuck (its wait fails, naming it).
+const WORKER_TIME_LIMIT_MS = 120_000;
 /** A write after the remount that takes longer than this is blocked by something left behind. */
 const WRITE_DEADLINE_MS = 2_000;
 
@@ -387,54 +389,41 @@ function spawnWorker(
       ),
     })),
   };
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...denoRunArgs(), "--allow-all", WORKER, JSON.stringify(job)],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { ...denoEnv(), ...env },
-  }).spawn();
-  let text = "";
-  let acks = 0;
-  const durableKeys = new Set([...keys.values()].filter((k) => k.group.durable).map((k) => k.key));
-  const counts = (key: string) => durableKeys.size === 0 || durableKeys.has(key);
-  let exited = false;
-  const read = (async () => {
-    let counted = 0;
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      for (let nl = text.indexOf("\n", counted); nl >= 0; nl = text.indexOf("\n", counted)) {
-        if (text.startsWith("A ", counted) && counts(text.slice(counted + 2, nl))) acks++;
-        counted = nl + 1;
-      }
-    }
-  })();
-  const stderr = new Response(child.stderr).text();
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
+  // Its lines are text (`B ...`, `A ...`), kept as raw records as they arrive.
+  const child = spawnDeno(WORKER, [JSON.stringify(job)], {
+    name: "power-cut worker",
+    rawLines: true,
+    timeLimitMs: WORKER_TIME_LIMIT_MS,
+    ...(env === undefined ? {} : { env }),
   });
+  const durableKeys = new Set([...keys.values()].filter((k) => k.group.durable).map((k) => k.key));
+  const counts = (line: string) =>
+    line.startsWith("A ") && (durableKeys.size === 0 || durableKeys.has(line.slice(2)));
+  let acks = 0;
+  let seen = 0;
+  let exited = false;
+  void child.status.then(() => (exited = true));
   return {
-    acks: () => acks,
+    acks: () => {
+      for (; seen < child.records.length; seen++) {
+        if (counts(String(child.records[seen]!.line ?? ""))) acks++;
+      }
+      return acks;
+    },
     get exited() {
       return exited;
     },
-    kill: () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Already gone (it failed; its lines say why).
-      }
-    },
+    kill: () => child.kill("SIGKILL"),
     lines: async () => {
-      const [s] = await Promise.all([status, read]);
-      const err = await stderr;
-      const lines = text.split("\n");
+      const out = await child.finished();
+      const lines = out.stdout.split("\n");
       // A line cut short by the kill is no line: the write it began had not started.
-      if (!text.endsWith("\n")) lines.pop();
-      if (s.signal !== "SIGKILL" && s.code !== 0) {
+      if (!out.stdout.endsWith("\n")) lines.pop();
+      if (out.signal !== "SIGKILL" && out.code !== 0) {
         lines.push(
-          `E - the worker exited with status ${s.code} before the cut: ${err.trim().slice(-500)}`,
+          `E - the worker exited with status ${out.code} before the cut: ${
+            out.stderr.trim().slice(-500)
+          }`,
         );
       }
       return lines;
