@@ -48,3 +48,8 @@ export function shimLibrary(): Promise<string> {
 export async function shimEnv(skip: Skip): Promise<Record<string, string>> {
   return { LD_PRELOAD: await shimLibrary(), POWERCUT_SKIP_FSYNC: skip };
 }
+
+/** The environment of a process whose syncs of paths containing `text` first wait `ms`. */
+export async function stallEnv(ms: number, text: string): Promise<Record<string, string>> {
+  return { LD_PRELOAD: await shimLibrary(), POWERCUT_STALL_FSYNC: `${ms}:${text}` };
+}

@@ -1,15 +1,20 @@
 /*
- * An LD_PRELOAD shim for the power-cut tests: with POWERCUT_SKIP_FSYNC=dirs, fsync and fdatasync
- * of a directory do nothing (and report success); with POWERCUT_SKIP_FSYNC=files, those of a
- * regular file do nothing. Everything else goes to libc. It breaks, from outside, the syncs the
- * file backend's durability rests on, so the power-cut run can show that it notices.
- * Built by tests/powercut/_shim.ts with the system's gcc.
+ * An LD_PRELOAD shim for the power-cut tests, breaking from outside the syncs the file backend's
+ * durability rests on, so the power-cut run can show that it notices:
+ * - POWERCUT_SKIP_FSYNC=dirs: fsync and fdatasync of a directory do nothing (and succeed);
+ *   POWERCUT_SKIP_FSYNC=files: those of a regular file do nothing.
+ * - POWERCUT_STALL_FSYNC=<ms>:<text>: a sync of a file or directory whose path contains <text>
+ *   first sleeps <ms> milliseconds (a slow disk), so a cut can fall inside that sync.
+ * Everything else goes to libc. Built by tests/powercut/_shim.ts with the system's gcc.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static int skipped(int fd) {
   const char *what = getenv("POWERCUT_SKIP_FSYNC");
@@ -20,9 +25,25 @@ static int skipped(int fd) {
   return 0;
 }
 
+static void stall(int fd) {
+  const char *spec = getenv("POWERCUT_STALL_FSYNC");
+  const char *colon = spec == NULL ? NULL : strchr(spec, ':');
+  char link[64], path[4096];
+  if (colon == NULL) return;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n < 0) return;
+  path[n] = '\0';
+  if (strstr(path, colon + 1) == NULL) return;
+  long ms = atol(spec);
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
 int fsync(int fd) {
   static int (*real)(int);
   if (skipped(fd)) return 0;
+  stall(fd);
   if (real == NULL) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   return real(fd);
 }
@@ -30,6 +51,7 @@ int fsync(int fd) {
 int fdatasync(int fd) {
   static int (*real)(int);
   if (skipped(fd)) return 0;
+  stall(fd);
   if (real == NULL) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
   return real(fd);
 }
