@@ -3,7 +3,7 @@
 // remount every key is checked against what was acknowledged, then written once more (so a lock
 // or temp file that would block a later write shows), and the next round starts.
 
-import { openFileStore, Scope, type Store } from "../../mod.ts";
+import { CorruptError, openFileStore, Scope, type Store } from "../../mod.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 import { Rng } from "../_lib/rng.ts";
 import { entryFor } from "./_content.ts";
@@ -317,7 +317,14 @@ async function rewrite(
           lockNote(dir, k.key)
         }`,
       );
-      k.reset(f !== undefined && "value" in f ? f.value : null);
+      if (e instanceof CorruptError) {
+        // Damage left by a cut (a version that cannot be read) makes the key unwritable until an
+        // operator removes it: so does the run, so the key is written again in the next rounds.
+        await Deno.remove(`${dir}/.history/${k.key}`, { recursive: true }).catch(() => {});
+        await Deno.remove(`${dir}/${k.key}.md`).catch(() => {});
+        await plain.create(k.key, description, content);
+        k.reset(version);
+      } else k.reset(f !== undefined && "value" in f ? f.value : null);
     }
     timed(performance.now() - t0);
   }));
