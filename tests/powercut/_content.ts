@@ -1,6 +1,12 @@
 // What a power-cut workload writes: every (key, version) has one exact entry, so a checker can
 // tell from the bytes it reads back which write they came from, and whether they are whole.
 
+/**
+ * The history every store of the run keeps: the default's 64 versions of each key, but none kept
+ * for its age alone, so that a long run's store stays the size of a real one.
+ */
+export const HISTORY = { versions: 64, days: 0 } as const;
+
 /** The entry a workload writes as `version` of `key`. */
 export function entryFor(key: string, version: number): { description: string; content: string } {
   let h = 2166136261;

@@ -9,7 +9,7 @@
 
 import { MemoryError, openFileStore, Scope } from "../../mod.ts";
 import { Rng } from "../_lib/rng.ts";
-import { entryFor } from "./_content.ts";
+import { entryFor, HISTORY } from "./_content.ts";
 
 /** A key a lane owns: the version it holds now (`null`: absent), and the next version to write. */
 export interface KeyState {
@@ -97,6 +97,7 @@ if (import.meta.main) {
       dir: job.dir,
       durable: spec.durable,
       readBeforeUpdate: spec.readBeforeUpdate,
+      history: HISTORY,
     });
     for (const keys of spec.lanes) {
       lanes.push(lane(spec, store, keys, new Rng(job.seed * 31 + n++)));

@@ -106,9 +106,13 @@ if (import.meta.main) {
   console.log(
     `powercut: seed ${seed}, ${cuts} cuts${skip ? `, the workers' fsyncs of ${skip} skipped` : ""}`,
   );
+  // Ctrl-C ends the run after the round in progress, with the report of the cuts made.
+  const stop = new AbortController();
+  for (const sig of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(sig, () => stop.abort());
   const r = await runPowercut({
     cuts,
     seed,
+    signal: stop.signal,
     ...(keepShare === undefined ? {} : { keepShare }),
     ...(examples === undefined ? {} : { examples }),
     // Under the shim only the durable workloads run: they are the ones whose syncs it breaks.

@@ -4,7 +4,8 @@
 # has python3-pyfuse3; it needs root and /dev/fuse.
 #
 # The model. Processes see the current state, held in this daemon's memory. What survives a cut is
-# the durable state, held in the backing directory (meta.json and data/), which only syncs change:
+# the durable state, held in the backing directory (meta.json, its journal and data/), which only
+# syncs change:
 # - fsync or fdatasync of a file (the two are the same here) makes its data, size and attributes,
 #   as they are at that moment, durable.
 # - fsync of a directory makes its entries, as they are at that moment, durable: names created,
@@ -70,25 +71,57 @@ class Node:
 
 
 class Durable:
-    """The durable state in the backing directory; meta.json is replaced atomically at each sync."""
+    """The durable state in the backing directory: a snapshot (meta.json) and a journal of the
+    records each sync changed, one JSON line a sync, so that a sync costs what it changes. A line
+    is committed once whole; each mount replays the journal into a new snapshot and starts a new
+    journal (the snapshot names its journal, so a replay never runs twice)."""
 
     def __init__(self, backing):
         self.backing = backing
         self.datadir = os.path.join(backing, "data")
         os.makedirs(self.datadir, exist_ok=True)
         path = os.path.join(backing, "meta.json")
+        self.changed = set()
         if os.path.exists(path):
             with open(path) as f:
                 meta = json.load(f)
-            self.next, self.gen = meta["next"], meta["gen"]
+            self.next, self.gen, self.log = meta["next"], meta["gen"], meta["journal"]
             self.inodes = {int(k): v for k, v in meta["inodes"].items()}
+            self.replay()
         else:
             t = now()
-            self.next, self.gen = ROOT + 1, 0
+            self.next, self.gen, self.log = ROOT + 1, 0, 0
             self.inodes = {ROOT: {"mode": stat.S_IFDIR | 0o755, "uid": 0, "gid": 0, "rdev": 0,
                                   "atime": t, "mtime": t, "ctime": t, "entries": {}}}
         self.collect()
-        self.save()
+        self.snapshot()
+
+    def journal(self, n):
+        return os.path.join(self.backing, f"journal.{n}")
+
+    def replay(self):
+        try:
+            with open(self.journal(self.log), "rb") as f:
+                lines = f.read().split(b"\n")
+        except FileNotFoundError:
+            return
+        for line in lines[:-1]:  # the part after the last newline was never committed
+            entry = json.loads(line)
+            self.next, self.gen = entry["next"], entry["gen"]
+            self.inodes.update({int(k): v for k, v in entry["set"].items()})
+
+    def snapshot(self):
+        old = self.log
+        self.log += 1
+        tmp = os.path.join(self.backing, "meta.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"next": self.next, "gen": self.gen, "journal": self.log,
+                       "inodes": self.inodes}, f)
+        os.replace(tmp, os.path.join(self.backing, "meta.json"))
+        for n in (old, self.log):
+            if os.path.exists(self.journal(n)):
+                os.unlink(self.journal(n))
+        self.fd = os.open(self.journal(self.log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def collect(self):
         # What no durable name reaches is gone after the cut (fsck's orphan clean-up).
@@ -110,10 +143,12 @@ class Durable:
                 os.unlink(os.path.join(self.datadir, name))
 
     def save(self, drop=()):
-        tmp = os.path.join(self.backing, "meta.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump({"next": self.next, "gen": self.gen, "inodes": self.inodes}, f)
-        os.replace(tmp, os.path.join(self.backing, "meta.json"))  # the commit point
+        line = json.dumps({"next": self.next, "gen": self.gen,
+                           "set": {i: self.inodes[i] for i in self.changed}}) + "\n"
+        self.changed.clear()
+        data = line.encode()
+        while data:  # the commit point: the line's last byte
+            data = data[os.write(self.fd, data):]
         for name in drop:
             try:
                 os.unlink(os.path.join(self.datadir, name))
@@ -183,6 +218,7 @@ class State:
         if stat.S_ISLNK(n.mode):
             new["target"] = os.fsdecode(n.target)
         self.d.inodes[n.ino] = new
+        self.d.changed.add(n.ino)
         n.dirty = False
         self.stats["syncs"] += 1
         if save:
@@ -191,6 +227,7 @@ class State:
     def sync_dir(self, n, save=True):
         rec = self.d.inodes.setdefault(n.ino, attrs(n))
         rec.update(attrs(n))
+        self.d.changed.add(n.ino)
         old = rec.get("entries", {})
         rec["entries"] = {os.fsdecode(k): v for k, v in n.entries.items()}
         moved = {v for v in rec["entries"].values() if v not in old.values()}
@@ -205,10 +242,12 @@ class State:
                 if stat.S_ISLNK(child.mode):
                     new["target"] = os.fsdecode(child.target)
                 self.d.inodes[ino] = new
+                self.d.changed.add(ino)
             elif "entries" in self.d.inodes[ino]:  # a directory moved here leaves its old parent
                 for other, orec in self.d.inodes.items():
-                    if other != n.ino and "entries" in orec:
+                    if other != n.ino and ino in orec.get("entries", {}).values():
                         orec["entries"] = {k: v for k, v in orec["entries"].items() if v != ino}
+                        self.d.changed.add(other)
         n.dirty = False
         self.stats["dirsyncs"] += 1
         if save:

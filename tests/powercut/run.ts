@@ -6,7 +6,7 @@
 import { CorruptError, openFileStore, Scope, type Store } from "../../mod.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 import { Rng } from "../_lib/rng.ts";
-import { entryFor } from "./_content.ts";
+import { entryFor, HISTORY } from "./_content.ts";
 import { applyLine, type Group, judge, KeyModel, type WriteKind } from "./_model.ts";
 import { observe } from "./_observe.ts";
 import { type CutOptions, PowerCutFs } from "./_pcfs.ts";
@@ -40,6 +40,8 @@ export interface PowercutOptions {
   readonly keepShare?: number;
   /** Runs `agentmem check` as a process every this many cuts, and after the last (default 25). */
   readonly cliEvery?: number;
+  /** Ends the run after the round in progress (Ctrl-C): the report covers the cuts made. */
+  readonly signal?: AbortSignal;
   /** Examples kept of each kind of problem (default 4). */
   readonly examples?: number;
   /** Extra environment for the workers (an LD_PRELOAD shim). */
@@ -148,7 +150,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
   await Deno.mkdir(dir);
   await pc.remount(); // the store's directory is there for good
   await rewrite(dir, keys, (ms) => (slowest = Math.max(slowest, ms)));
-  for (let cut = 1; cut <= o.cuts && errors.length === 0; cut++) {
+  for (let cut = 1; cut <= o.cuts && errors.length === 0 && !o.signal?.aborted; cut++) {
     const target = rng.int(0, 40);
     const extraMs = rng.int(0, 20);
     const cutOpts: CutOptions = rng.next() < (o.keepShare ?? 0.3)
@@ -199,7 +201,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
       }
     }
     // After the remount: what every key holds, four ways.
-    const store = await openFileStore({ dir });
+    const store = await openFileStore({ dir, history: HISTORY });
     const seen = await observe(
       store,
       dir,
@@ -298,8 +300,8 @@ async function rewrite(
   timed: (ms: number) => void,
   seen?: Map<string, { value: number | null } | { torn: string }>,
 ): Promise<string[]> {
-  const plain = await openFileStore({ dir });
-  const checked = await openFileStore({ dir, readBeforeUpdate: true });
+  const plain = await openFileStore({ dir, history: HISTORY });
+  const checked = await openFileStore({ dir, readBeforeUpdate: true, history: HISTORY });
   const problems: string[] = [];
   // All at once, as writers in one process share directory flushes.
   await Promise.all([...keys.values()].map(async (k) => {
