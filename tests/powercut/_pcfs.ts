@@ -20,6 +20,8 @@ export interface PcfsStats {
   readonly remounts: number;
   readonly mounts: number;
   readonly crashes: number;
+  /** Commands the daemon did not answer in time (it was killed: a cut that kept nothing). */
+  readonly stuck: number;
   /** After a cut: what no sync covered and the cut dropped, or kept (with `keep`). */
   readonly dropped_files?: number;
   readonly dropped_dirs?: number;

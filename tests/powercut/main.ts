@@ -32,7 +32,9 @@ import { NATS_SETUPS, runNatsPowercut, setupName } from "./nats.ts";
 /** The report of a run, one line each; the last is the summary line. */
 export function reportLines(seed: number, r: PowercutResult): string[] {
   return [
-    `powercut: seed ${seed}; the file system synced ${r.fs.syncs} files and ${r.fs.dirsyncs} directories; cuts kept ${r.fs.kept} unsynced files or directories whole`,
+    `powercut: seed ${seed}; the file system synced ${r.fs.syncs} files and ${r.fs.dirsyncs} directories; cuts kept ${r.fs.kept} unsynced files or directories whole${
+      r.fs.stuck > 0 ? `; ${r.fs.stuck} cuts killed a daemon that did not answer` : ""
+    }`,
     `powercut: durable writes lost: ${lostBy(r.durable)}`,
     `powercut: history: ${r.durable.history} keys whose history and head disagree, ${r.historyMissing} whose versions are not their acknowledged writes`,
     `powercut: durable: false (atomic, not durable): ${r.nonDurable.acknowledged} acknowledged, ${r.nonDurable.lost} lost (allowed), ${r.nonDurable.torn} torn, ${r.nonDurable.history} keys whose history and head disagree`,

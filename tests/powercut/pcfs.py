@@ -36,6 +36,7 @@ import errno
 import json
 import os
 import random
+import select
 import signal
 import socket
 import stat
@@ -44,6 +45,7 @@ import sys
 import time
 
 ROOT = 1
+ANSWER_S = 30  # how long the supervisor waits for the daemon to answer a command
 
 
 def now():
@@ -581,7 +583,10 @@ def run_mount(backing, mountpoint):
     async def main():
         async with trio.open_nursery() as nursery:
             nursery.start_soon(control)
-            await pyfuse3.main()
+            # One worker task: with more, two can be woken for one request, and the loser then
+            # blocks in read(2) on /dev/fuse with the whole loop, control included, until the
+            # next request comes (which, after the writers are killed for a cut, never does).
+            await pyfuse3.main(min_tasks=1, max_tasks=1)
             os._exit(0)
 
     trio.run(main)
@@ -593,7 +598,7 @@ class Supervisor:
         self.child = None
         self.closing = False
         self.standby = self.spawn()
-        self.totals = {"cuts": 0, "remounts": 0, "mounts": 0, "crashes": 0}
+        self.totals = {"cuts": 0, "remounts": 0, "mounts": 0, "crashes": 0, "stuck": 0}
 
     def spawn(self):
         return subprocess.Popen(
@@ -616,6 +621,14 @@ class Supervisor:
             raise RuntimeError(f"the daemon died (status {self.child.returncode})")
         self.child.stdin.write((json.dumps(cmd) + "\n").encode())
         self.child.stdin.flush()
+        if not select.select([self.child.stdout], [], [], ANSWER_S)[0]:
+            # A daemon that does not answer is killed: for a cut, that is a cut that keeps
+            # nothing unsynced (the durable state is on disk); anything else fails.
+            self.child.kill()
+            self.totals["stuck"] += 1
+            if cmd["op"] == "cut":
+                return {"stuck": True}
+            raise RuntimeError(f"the daemon did not answer {cmd['op']} within {ANSWER_S} s")
         line = self.child.stdout.readline()
         if not line:
             raise RuntimeError("the daemon died before it answered")

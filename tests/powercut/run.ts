@@ -98,7 +98,13 @@ export interface PowercutResult {
   };
   readonly errors: readonly string[];
   readonly examples: readonly string[];
-  readonly fs: { readonly syncs: number; readonly dirsyncs: number; readonly kept: number };
+  /** What the file system did: syncs, what cuts kept, cuts where it had to be killed. */
+  readonly fs: {
+    readonly syncs: number;
+    readonly dirsyncs: number;
+    readonly kept: number;
+    readonly stuck: number;
+  };
 }
 
 /** The last line of a run's report. */
@@ -269,7 +275,9 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
       );
     }
   }
-  const cuts = Math.min(o.cuts, (await pc.stats()).cuts);
+  const final = await pc.stats();
+  const cuts = Math.min(o.cuts, final.cuts);
+  if (final.crashes > 0) errors.push(`the file system's daemon crashed ${final.crashes} times`);
   return {
     cuts,
     durable,
@@ -284,7 +292,7 @@ export async function runPowercut(o: PowercutOptions): Promise<PowercutResult> {
     phaseMs,
     errors,
     examples: [...noted.values()].flat(),
-    fs: { syncs, dirsyncs, kept },
+    fs: { syncs, dirsyncs, kept, stuck: final.stuck },
   };
 }
 
