@@ -42,6 +42,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = 1
@@ -583,9 +584,10 @@ def run_mount(backing, mountpoint):
     async def main():
         async with trio.open_nursery() as nursery:
             nursery.start_soon(control)
-            # One worker task: with more, two can be woken for one request, and the loser then
-            # blocks in read(2) on /dev/fuse with the whole loop, control included, until the
-            # next request comes (which, after the writers are killed for a cut, never does).
+            # One worker task is enough (no handler waits on anything). pyfuse3 reads /dev/fuse
+            # blocking once it is readable; a request of a writer killed meanwhile is withdrawn
+            # by the kernel, and the read then holds the whole loop, control included, until the
+            # next request: the supervisor makes one after each command (see `ask`).
             await pyfuse3.main(min_tasks=1, max_tasks=1)
             os._exit(0)
 
@@ -621,6 +623,7 @@ class Supervisor:
             raise RuntimeError(f"the daemon died (status {self.child.returncode})")
         self.child.stdin.write((json.dumps(cmd) + "\n").encode())
         self.child.stdin.flush()
+        threading.Thread(target=self.poke, daemon=True).start()
         if not select.select([self.child.stdout], [], [], ANSWER_S)[0]:
             # A daemon that does not answer is killed: for a cut, that is a cut that keeps
             # nothing unsynced (the durable state is on disk); anything else fails.
@@ -633,6 +636,14 @@ class Supervisor:
         if not line:
             raise RuntimeError("the daemon died before it answered")
         return json.loads(line)
+
+    def poke(self):
+        # A lookup of a name that is not there (never cached): a request that frees the daemon's
+        # loop from a read of /dev/fuse whose request was withdrawn.
+        try:
+            os.stat(os.path.join(self.mountpoint, f".pcfs-wake-{random.getrandbits(64):x}"))
+        except OSError:
+            pass
 
     def unmount(self):
         self.child.wait()
