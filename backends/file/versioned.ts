@@ -16,13 +16,7 @@
 // changed, the version is the head's own bytes. A delete's version is flushed before the head
 // goes, so a power cut cannot keep the removal without its version either.
 
-import {
-  CapacityError,
-  CorruptError,
-  ExistsError,
-  StaleError,
-  UnavailableError,
-} from "../../store/errors.ts";
+import { CapacityError, CorruptError, StaleError, UnavailableError } from "../../store/errors.ts";
 import type { HistoryRetention } from "../../store/history.ts";
 import { serializeValid } from "../../store/serialize.ts";
 import type { ValidWrite } from "../../store/validate.ts";
@@ -47,6 +41,7 @@ import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
 import { SUFFIX } from "./names.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { revisionOf } from "./revision.ts";
+import { churn, exists, occupied, stale } from "./refusals.ts";
 
 // A key that changes this often between a look and a write is reported as unavailable.
 const MAX_ATTEMPTS = 8;
@@ -291,9 +286,15 @@ export class VersionedWriter {
         if (!sameTip(seen.tip, now.tip)) {
           // A revision-checked write that lost the race is stale; the others look again.
           judge(key, rule, now);
-          if (rule.kind === "checked") throw stale(key, "it changed since this run read it");
+          if (rule.kind === "checked") {
+            throw stale(key, "it changed since this run read it; read it again, then update");
+          }
           if (rule.kind === "delete" && rule.seen !== undefined) {
-            throw stale(key, "it changed since this run read it", "delete");
+            throw stale(
+              key,
+              "it changed since this run read it; read it again, then delete",
+              "delete",
+            );
           }
           return "retry";
         }
@@ -449,9 +450,11 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
 // A revision-checked write: the key must hold exactly what the scope read.
 function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
   if (seen.unreadable !== undefined) throw seen.unreadable;
-  if (seen.head === undefined) throw stale(key, "it was deleted since this run read it", op);
+  if (seen.head === undefined) {
+    throw stale(key, `it was deleted since this run read it; read it again, then ${op}`, op);
+  }
   if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
-    throw stale(key, "it changed since this run read it", op);
+    throw stale(key, `it changed since this run read it; read it again, then ${op}`, op);
   }
   return "write";
 }
@@ -471,37 +474,6 @@ function linkVersion(temp: string, to: string): void {
     removeQuietly(to);
     link(temp, to);
   }
-}
-
-function exists(key: string): ExistsError {
-  return new ExistsError(`[memory:file] Cannot create memory ${quote(key)}: it already exists`, {
-    key,
-  });
-}
-
-function stale(key: string, why: string, op: "update" | "delete" = "update"): StaleError {
-  return new StaleError(
-    `[memory:file] Cannot ${op} memory ${quote(key)}: ${why}; read it again, then ${op}`,
-    { key },
-  );
-}
-
-function churn(key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot write memory ${
-      quote(key)
-    }: the key kept changing under concurrent writers; try again`,
-    { key },
-  );
-}
-
-function occupied(op: "create" | "update", key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot ${op} memory ${
-      quote(key)
-    }: its name is taken by something that is not a memory file (a directory or link); an operator must remove it`,
-    { key },
-  );
 }
 
 function notADirectory(key: string, keyLevel: boolean): UnavailableError {
