@@ -300,6 +300,7 @@ export class VersionedWriter {
         }
         abortCheck("file", op, key, call.signal);
         made = this.#linkVersion(key, temp, seq);
+        if (now.tip.head !== undefined) relinkHead(path, this.#m.root, key, now.tip.head.seq);
         if (op === "update") {
           rename(temp, path);
           placed = true;
@@ -473,6 +474,17 @@ function linkVersion(temp: string, to: string): void {
     if (errorKind(e) !== "EEXIST") throw e;
     removeQuietly(to);
     link(temp, to);
+  }
+}
+
+// A power cut can keep a head's rename without its link into the history (the two directories
+// are flushed apart): the head is that version (history.ts reads it so), so before the next
+// version goes on top it is linked back, and the chain keeps no gap.
+function relinkHead(path: string, root: string, key: string, seq: number): void {
+  try {
+    link(path, versionPath(root, key, seq));
+  } catch (e) {
+    if (errorKind(e) !== "EEXIST") throw e;
   }
 }
 

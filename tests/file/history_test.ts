@@ -84,6 +84,23 @@ fileTest(
 );
 
 fileTest(
+  "history: a head whose link into the history a power cut lost is linked back by the next write",
+  async (dir) => {
+    // The head's rename survived the cut, its version's link did not (their directories are
+    // flushed apart); the head is still that version, and the next writes leave no gap.
+    const store = await writeVersions(dir, 2);
+    await Deno.remove(`${dir}/.history/k/2.md`);
+    assert.deepEqual((await history(store, "k")).map((v) => v.revision), ["2", "1"]);
+    assert.deepEqual((await auditStore(store)).history, []);
+    await store.update("k", "about k", "v3");
+    await store.delete("k");
+    assert.deepEqual((await history(store, "k")).map((v) => v.revision), ["4", "3", "2", "1"]);
+    assert.equal((await readVersion(store, "k", "2")).content, "v2");
+    assert.deepEqual((await auditStore(store)).history, []);
+  },
+);
+
+fileTest(
   "history: a head written with history off is kept as a version before it is replaced",
   async (dir) => {
     const plain = await openFileStore({ dir, history: false });
