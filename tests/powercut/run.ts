@@ -3,7 +3,7 @@
 // remount every key is checked against what was acknowledged, then written once more (so a lock
 // or temp file that would block a later write shows), and the next round starts.
 
-import { CorruptError, openFileStore, Scope, type Store } from "../../mod.ts";
+import { CorruptError, openFileStore, Scope, type Store, UnavailableError } from "../../mod.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 import { Rng } from "../_lib/rng.ts";
 import { entryFor, HISTORY } from "./_content.ts";
@@ -334,11 +334,30 @@ async function rewrite(
         await Deno.remove(`${dir}/${k.key}.md`).catch(() => {});
         await plain.create(k.key, description, content);
         k.reset(version);
+      } else if (e instanceof UnavailableError && removeEmptyLock(dir, k.key)) {
+        // A lock a cut left empty (its name synced, its content not), which the library refuses
+        // until an operator removes it: so does the run, so the next rounds write the key again.
+        const again = AbortSignal.timeout(WRITE_DEADLINE_MS);
+        await write(dir, k, f, plain, checked, description, content, again);
+        k.reset(version);
       } else k.reset(f !== undefined && "value" in f ? f.value : null);
     }
     timed(performance.now() - t0);
   }));
   return problems;
+}
+
+// Removes the key's lock file when it is an empty file; true when it did.
+function removeEmptyLock(dir: string, key: string): boolean {
+  const path = `${dir}/.${key}.lock`;
+  try {
+    const st = Deno.lstatSync(path);
+    if (!st.isFile || st.size !== 0) return false;
+    Deno.removeSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // What the key's lock file holds, if it has one: what a killed writer left behind.
