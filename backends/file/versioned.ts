@@ -300,7 +300,10 @@ export class VersionedWriter {
         }
         abortCheck("file", op, key, call.signal);
         made = this.#linkVersion(key, temp, seq);
-        if (now.tip.head !== undefined) relinkHead(path, this.#m.root, key, now.tip.head.seq);
+        if (now.tip.head !== undefined && relinkHead(path, this.#m.root, key, now.tip.head.seq)) {
+          // On disk before the head moves on: a second cut could otherwise lose that version.
+          if (this.#m.durable) await this.#flush(keyDir(this.#m.root, key));
+        }
         if (op === "update") {
           rename(temp, path);
           placed = true;
@@ -479,12 +482,14 @@ function linkVersion(temp: string, to: string): void {
 
 // A power cut can keep a head's rename without its link into the history (the two directories
 // are flushed apart): the head is that version (history.ts reads it so), so before the next
-// version goes on top it is linked back, and the chain keeps no gap.
-function relinkHead(path: string, root: string, key: string, seq: number): void {
+// version goes on top it is linked back, and the chain keeps no gap. True when it linked.
+function relinkHead(path: string, root: string, key: string, seq: number): boolean {
   try {
     link(path, versionPath(root, key, seq));
+    return true;
   } catch (e) {
     if (errorKind(e) !== "EEXIST") throw e;
+    return false;
   }
 }
 
