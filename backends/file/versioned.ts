@@ -487,15 +487,20 @@ function linkVersion(temp: string, to: string): void {
 
 // A power cut can keep a head's rename without its link into the history (the two directories
 // are flushed apart): the head is that version (history.ts reads it so), so before the next
-// version goes on top it is linked back, and the chain keeps no gap. True when it linked.
+// version goes on top it is linked back, and the chain keeps no gap. Another file under its
+// sequence is what a killed writer left above an older head, kept by the cut that lost the head's
+// link: it counts for nothing and is replaced. True when it linked.
 function relinkHead(path: string, root: string, key: string, seq: number): boolean {
+  const to = versionPath(root, key, seq);
   try {
-    link(path, versionPath(root, key, seq));
+    link(path, to);
     return true;
   } catch (e) {
     if (errorKind(e) !== "EEXIST") throw e;
-    return false;
   }
+  if (identityOf(to) === identityOf(path)) return false;
+  linkVersion(path, to);
+  return true;
 }
 
 function notADirectory(key: string, keyLevel: boolean): UnavailableError {

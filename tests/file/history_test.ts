@@ -101,6 +101,22 @@ fileTest(
 );
 
 fileTest(
+  "history: a killed writer's version under the head's sequence is replaced by the head's own",
+  async (dir) => {
+    // The cut kept what a killed writer linked above an older head, and lost the link of the head
+    // that replaced it: the head is version 2, the file under 2 is not.
+    const store = await writeVersions(dir, 2);
+    const v2 = `${dir}/.history/k/2.md`;
+    const stale = (await Deno.readTextFile(v2)).replace("v2", "vX");
+    await Deno.remove(v2);
+    await Deno.writeTextFile(v2, stale);
+    await store.update("k", "about k", "v3");
+    assert.equal((await readVersion(store, "k", "2")).content, "v2");
+    assert.deepEqual((await auditStore(store)).history, []);
+  },
+);
+
+fileTest(
   "history: a head written with history off is kept as a version before it is replaced",
   async (dir) => {
     const plain = await openFileStore({ dir, history: false });
