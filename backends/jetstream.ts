@@ -46,6 +46,7 @@ import {
   checkConnection,
   checkServerVersion,
   checkTimeout,
+  instanceOf,
   probePurge,
   resolvePrefix,
 } from "./jetstream/bind.ts";
@@ -283,9 +284,7 @@ export async function openJetStreamStore(
       bucket,
       stream: si.config.name,
       created: si.created,
-      // A clustered stream's raft group is named anew when the stream is created or restored
-      // from a backup (which keeps the creation time), so it tells those instances apart too.
-      instance: si.cluster?.raft_group ? `${si.created}~${si.cluster.raft_group}` : si.created,
+      instance: instanceOf(si),
       prefix,
       readBeforeUpdate: decoded.readBeforeUpdate ?? true,
       timeout,

@@ -1,6 +1,7 @@
 // The jetstream backend's operations over a bound bucket: reads, revision-checked writes, deletes
 // whose markers are purged once old, the exact capacity check, and every call's deadline.
 
+import type { StreamInfo } from "@nats-io/jetstream";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { MAX_ENTRIES } from "../../store/limits.ts";
 import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../../store/errors.ts";
@@ -13,12 +14,14 @@ import { type Bound, CapacityBound } from "./capacity.ts";
 import {
   apiCode,
   BACKEND,
+  BucketGoneError,
   checkRevision,
   Deadline,
   exists,
   isWrongLastSequence,
   PREFIX,
   reason,
+  STREAM_NOT_FOUND,
   withAbort,
   withDeadline,
 } from "./errors.ts";
@@ -27,7 +30,7 @@ import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts"
 import { publish, publishDelete, purgeMarker } from "./write.ts";
 import { auditOfScan } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
-import { isPermissionDenied } from "./bind.ts";
+import { instanceOf, isPermissionDenied } from "./bind.ts";
 
 // A conditional write that loses a race re-reads and retries; a key that changes this often
 // between a read and a write is reported as unavailable rather than retried forever.
@@ -65,7 +68,11 @@ export class JetStreamBackend implements BackendOps {
   // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
   // clustered) and the prefix, so a revision recorded here never authorizes a write in another
   // store, nor in this bucket once it has been deleted and created again or (clustered) restored.
-  readonly #ns: string;
+  // It changes when the handle finds its bucket gone and then created again.
+  #ns: string;
+  // Whether a call found the bucket's stream gone: the next call binds to whatever instance is
+  // there now (a new namespace, so no revision from the old one authorizes a write).
+  #gone = false;
   // The key's prefix inside the bucket ("alice." or "").
   readonly #keyPrefix: string;
   readonly #capacity = new CapacityBound();
@@ -77,7 +84,7 @@ export class JetStreamBackend implements BackendOps {
     this.#c = config;
     const { bucket, prefix } = config;
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
-    this.#ns = `${BACKEND}:${bucket}@${config.instance}/${prefix}`;
+    this.#ns = this.#namespace(config.instance);
     this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
     this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
     this.#purge = config.purge;
@@ -113,6 +120,7 @@ export class JetStreamBackend implements BackendOps {
   // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
+    if (this.#gone) await this.#run("read", key, call, () => Promise.resolve());
     const work = this.#c.kv.get(this.#keyPrefix + key);
     let e: KvEntry | null;
     try {
@@ -276,6 +284,29 @@ export class JetStreamBackend implements BackendOps {
     });
   }
 
+  #namespace(instance: string): string {
+    return `${BACKEND}:${this.#c.bucket}@${instance}/${this.#c.prefix}`;
+  }
+
+  // After a call found the bucket gone: binds to the instance there now. A new instance gets a
+  // new Scope namespace, and the capacity bounds of the old one are dropped. Still gone: says so.
+  async #rebind(): Promise<void> {
+    let si: StreamInfo;
+    try {
+      si = await this.#c.jsm.streams.info(this.#c.stream);
+    } catch (e) {
+      if (apiCode(e) === STREAM_NOT_FOUND) throw new BucketGoneError("the bucket is gone");
+      throw e;
+    }
+    const ns = this.#namespace(instanceOf(si));
+    if (ns !== this.#ns) {
+      this.#ns = ns;
+      this.#capacity.reset();
+      this.#created = si.created;
+    }
+    this.#gone = false;
+  }
+
   // Counts the keyspace. A bucket deleted and created again since the last count makes every
   // bound taken before worthless (its sequences belong to another stream), so they are dropped.
   async #count(d: Deadline): Promise<Bound> {
@@ -374,9 +405,10 @@ export class JetStreamBackend implements BackendOps {
   }
 
   // Anything that is not a MemoryError becomes an UnavailableError that names the kind of
-  // failure but never the server's address.
+  // failure but never the server's address. A failure that shows the bucket gone is remembered.
   #failure(op: Op, key: string | undefined, e: unknown): MemoryError {
     if (e instanceof MemoryError) return e;
+    if (isBucketGone(e)) this.#gone = true;
     return new UnavailableError(
       `${this.#head(op, key)}: ${reason(e, this.#c.bucket, `${this.#c.timeout} ms`)}${
         uncertain(op)
@@ -394,8 +426,9 @@ export class JetStreamBackend implements BackendOps {
   ): Promise<T> {
     const { timeout } = this.#c;
     const d = new Deadline(timeout);
+    const work = this.#gone ? this.#rebind().then(() => fn(d)) : fn(d);
     try {
-      return await withDeadline(fn(d), timeout, call.signal, (why, cause) => {
+      return await withDeadline(work, timeout, call.signal, (why, cause) => {
         d.cancel();
         return why === "timeout"
           ? new UnavailableError(
@@ -416,6 +449,11 @@ function uncertain(op: Op): string {
   return op === "create" || op === "update" || op === "delete"
     ? "; the write may or may not have been applied"
     : "";
+}
+
+// Whether a failure shows the bucket's stream gone.
+function isBucketGone(e: unknown): boolean {
+  return apiCode(e) === STREAM_NOT_FOUND || (e instanceof Error && e.name === "BucketGoneError");
 }
 
 function isMarker(e: KvEntry): boolean {

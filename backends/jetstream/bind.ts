@@ -104,6 +104,15 @@ export function createHint(bucket: string): string {
   return `create it with the NATS CLI: nats kv add ${bucket} --history=1 --storage=file --replicas=1 --max-value-size=${JETSTREAM_MIN_VALUE_SIZE} (--replicas=3 on a cluster); or from code with @nats-io/kv: await new Kvm(nc).create("${bucket}", { history: 1, replicas: 1, maxValueSize: ${JETSTREAM_MIN_VALUE_SIZE} })`;
 }
 
+/**
+ * The bucket instance a stream info describes, for the Scope namespace: the stream's creation
+ * time, and its raft group when clustered (named anew when the stream is created or restored from
+ * a backup, which keeps the creation time).
+ */
+export function instanceOf(si: StreamInfo): string {
+  return si.cluster?.raft_group ? `${si.created}~${si.cluster.raft_group}` : si.created;
+}
+
 /** Turns a failure to bind into the error construction reports. */
 export function bindFailure(bucket: string, e: unknown): MemoryError {
   if (e instanceof MemoryError) return e;
