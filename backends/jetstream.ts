@@ -288,6 +288,7 @@ export async function openJetStreamStore(
       prefix,
       readBeforeUpdate: decoded.readBeforeUpdate ?? true,
       timeout,
+      nc,
       js,
       jsm: await js.jetstreamManager(false),
       kv,

@@ -1,28 +1,20 @@
 // Listing and counting a jetstream keyspace: one pass over the stream's last message per
 // subject, never a request per key.
 
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { ConsumerInfo, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { CorruptError, UnavailableError } from "../../store/errors.ts";
 import { MAX_ENTRIES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { validateKey } from "../../store/validate.ts";
 import type { Bound } from "./capacity.ts";
-import { apiCode, type Deadline, PREFIX } from "./errors.ts";
+import { type Deadline, PREFIX } from "./errors.ts";
+import { drain } from "./pull.ts";
 import { KV_OPERATION } from "./wire.ts";
 
-// Messages per pull while listing: bounds what one pull can put on the wire (128 largest
-// entries are about 9 MB) while keeping a listing to a handful of round trips.
-const SCAN_BATCH = 128;
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
 const MIN_CONSUMER_IDLE_MS = 30_000;
-// How long one pull waits for its messages before the scan asks the consumer what is left (the
-// least the NATS client allows); a cancelled deadline stops a pull sooner.
-const PULL_EXPIRES_MS = 1_000;
-// How long to wait before pulling again from a consumer that is not ready yet.
-const PULL_RETRY_MS = 50;
-// The status a pull gets when nothing serves the consumer yet.
-const NO_RESPONDERS = 503;
 const CLOSE = [0x0a, 0x2d, 0x2d, 0x2d, 0x0a]; // "\n---\n"
 
 /** What a scan reads from: one bucket's stream, under one prefix. */
@@ -30,6 +22,7 @@ export interface Keyspace {
   readonly bucket: string;
   readonly stream: string;
   readonly timeout: number;
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   /** What precedes a key in a message subject (`$KV.<bucket>.<prefix>.`). */
@@ -81,12 +74,16 @@ export interface ScanResult {
   readonly complete: boolean;
   /** Delete markers old enough to purge. */
   readonly oldMarkers: OldMarker[];
+  /** The stream's last sequence just after the scan's consumer was made (when it was read). */
+  readonly through?: number | undefined;
 }
 
 /**
  * The latest live message of every key under the prefix, in one pass over the stream: an
- * ephemeral consumer delivering the last message per subject, pulled in batches, deleted after.
- * Delete markers are left out, and so are subjects that are not legal keys unless asked for.
+ * ephemeral consumer delivering the last message per subject, drained (see `pull.ts`), deleted
+ * after. Delete markers are left out, and so are subjects that are not legal keys unless asked for.
+ * A message older than one already seen for its subject (which a consumer can deliver while others
+ * write) changes nothing.
  */
 export async function scan(
   ks: Keyspace,
@@ -94,7 +91,7 @@ export async function scan(
   options: ScanOptions = {},
 ): Promise<ScanResult> {
   const headersOnly = options.headersOnly ?? false;
-  const { js, jsm, stream, timeout } = ks;
+  const { jsm, stream, timeout } = ks;
   const ci: ConsumerInfo = await jsm.consumers.add(stream, {
     ack_policy: "none",
     deliver_policy: "last_per_subject",
@@ -104,63 +101,43 @@ export async function scan(
     num_replicas: 1,
     inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
   });
-  const latest = new Map<string, Scanned>();
-  const illegal = new Map<string, Uint8Array>();
-  const oldMarkers: OldMarker[] = [];
-  const oldBefore = Date.now() - MARKERS.purgeAfterMs;
-  let pending = ci.num_pending;
+  // Per subject, the newest message seen: a live value, or `undefined` for a delete marker.
+  const newest = new Map<string, { seq: number; ms: number; value: Uint8Array | undefined }>();
+  let complete = true;
+  let through: number | undefined;
   try {
-    const consumer = js.consumers.getConsumerFromInfo(ci);
-    while (pending > 0 && !d.cancelled) {
-      let received = 0;
-      try {
-        const messages = await consumer.fetch({
-          max_messages: Math.min(pending, SCAN_BATCH),
-          // Short: a pending count can be one too high while others write or take writes back,
-          // and a pull waiting for a message that never comes must not use up the deadline.
-          expires: PULL_EXPIRES_MS,
-        });
-        d.onCancel(() => messages.stop());
-        for await (const m of messages) {
-          received++;
-          pending = m.info.pending;
-          const key = keyOf(ks.subjectPrefix, m.subject);
-          const op = m.headers?.get(KV_OPERATION);
-          const marker = op === "DEL" || op === "PURGE" ||
-            (m.headers?.has("Nats-Marker-Reason") ?? false);
-          if (key === undefined) {
-            if (options.illegal && m.subject.startsWith(ks.subjectPrefix)) {
-              const name = m.subject.slice(ks.subjectPrefix.length);
-              if (marker) illegal.delete(name);
-              else illegal.set(name, m.data);
-            }
-          } else {
-            if (marker) {
-              latest.delete(key);
-              if (
-                oldMarkers.length < MARKERS.perCall &&
-                m.info.timestampNanos / 1e6 <= oldBefore
-              ) oldMarkers.push({ subject: m.subject, seq: m.seq });
-            } else latest.set(key, { revision: m.seq, value: m.data });
-          }
-          if (pending === 0) break;
-        }
-      } catch (e) {
-        // On a cluster, a consumer just created may not take pulls for a moment ("no
-        // responders"): pull again, within the deadline.
-        if (apiCode(e) !== NO_RESPONDERS || d.cancelled) throw e;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(PULL_RETRY_MS, d.left())));
-        continue;
-      }
-      // A pull that came back short: ask the consumer what is really left (nothing, when the
-      // messages counted were removed meanwhile).
-      if (received === 0 && !d.cancelled) pending = (await consumer.info()).num_pending;
+    if (ci.num_pending > 0) {
+      // The stream's last sequence now, after the consumer was made: the drain ends past it.
+      const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
+      complete = await drain(ks, ci.name, last, d, (m) => {
+        const seen = newest.get(m.subject);
+        if (seen !== undefined && seen.seq >= m.seq) return;
+        const op = m.headers?.get(KV_OPERATION);
+        const marker = op === "DEL" || op === "PURGE" ||
+          (m.headers?.has("Nats-Marker-Reason") ?? false);
+        newest.set(m.subject, { seq: m.seq, ms: m.ms, value: marker ? undefined : m.data });
+      });
     }
   } finally {
     // Best effort: a consumer whose delete is lost expires on the server by itself.
     await jsm.consumers.delete(stream, ci.name).catch(() => {});
   }
-  return { latest, illegal, complete: pending === 0 && !d.cancelled, oldMarkers };
+  const latest = new Map<string, Scanned>();
+  const illegal = new Map<string, Uint8Array>();
+  const oldMarkers: OldMarker[] = [];
+  const oldBefore = Date.now() - MARKERS.purgeAfterMs;
+  for (const [subject, m] of newest) {
+    const key = keyOf(ks.subjectPrefix, subject);
+    if (key === undefined) {
+      if (options.illegal && m.value !== undefined && subject.startsWith(ks.subjectPrefix)) {
+        illegal.set(subject.slice(ks.subjectPrefix.length), m.value);
+      }
+    } else if (m.value !== undefined) latest.set(key, { revision: m.seq, value: m.value });
+    else if (oldMarkers.length < MARKERS.perCall && m.ms <= oldBefore) {
+      oldMarkers.push({ subject, seq: m.seq });
+    }
+  }
+  return { latest, illegal, complete: complete && !d.cancelled, oldMarkers, through };
 }
 
 /**
@@ -178,6 +155,15 @@ export async function count(
   prior?: { bound: Bound | undefined; created: string },
 ): Promise<Bound & { created: string; oldMarkers: OldMarker[] }> {
   let info = await ks.jsm.streams.info(ks.stream);
+  const { created } = info;
+  const seq = info.state.last_seq;
+  const messages = info.state.messages;
+  const before = prior?.created === created ? prior.bound : undefined;
+  // An exact count at this sequence, and nothing written or removed since: still exact. A full
+  // store refuses a create for the price of this one request.
+  if (before?.exact === messages && before.seq === seq) {
+    return { live: before.live, seq, exact: messages, created, oldMarkers: [] };
+  }
   // The server leaves the total out when it is 0; a stream with messages and no total counts
   // the slow way.
   let subjects = info.state.num_subjects ??
@@ -186,23 +172,22 @@ export async function count(
     info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
     subjects = Object.keys(info.state.subjects ?? {}).length;
   }
-  const { created } = info;
-  const seq = info.state.last_seq;
   if (subjects < MAX_ENTRIES) return { live: subjects, seq, created, oldMarkers: [] };
   // Subjects include delete markers, which churn leaves for a while (see MARKERS): a bound from an
   // earlier count of the same stream, moved to this sequence, spares a scan while it allows a key.
-  const before = prior?.created === created ? prior.bound : undefined;
   if (before !== undefined && seq >= before.seq) {
     const live = before.live + (seq - before.seq);
     if (live < MAX_ENTRIES) return { live, seq, created, oldMarkers: [] };
   }
-  const { latest, complete, oldMarkers } = await scan(ks, d, { headersOnly: true });
+  const { latest, complete, oldMarkers, through } = await scan(ks, d, { headersOnly: true });
   if (!complete) {
     throw new UnavailableError(
       `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,
     );
   }
-  return { live: latest.size, seq, created, oldMarkers };
+  // Nothing was written while it counted (or the scan had nothing to read): exact at `seq`.
+  const exact = through === undefined || through === seq ? messages : undefined;
+  return { live: latest.size, seq, exact, created, oldMarkers };
 }
 
 /**
