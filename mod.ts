@@ -160,6 +160,7 @@ export {
 } from "./tools/ai_sdk.ts";
 export {
   createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
   jetStreamBucketCommand,
   type JetStreamBucketSettings,

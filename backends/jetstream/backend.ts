@@ -1,14 +1,16 @@
-// The jetstream backend's operations over a bound bucket: reads, revision-checked writes, deletes
-// whose markers are purged once old, the exact capacity check, and every call's deadline.
+// The jetstream backend's operations over a bound bucket: reads, revision-checked writes that
+// are their own versions (history on), deletes, the exact capacity check, and every call's
+// deadline.
 
 import type { StreamInfo } from "@nats-io/jetstream";
-import type { KV, KvEntry } from "@nats-io/kv";
+import type { MsgHdrs } from "@nats-io/nats-core";
 import { MAX_ENTRIES } from "../../store/limits.ts";
 import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../../store/errors.ts";
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Info, Item } from "../../store/types.ts";
 import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
 import type { BackendOps, Call } from "../../store/_store.ts";
+import type { HistoryOps } from "../../store/history.ts";
 import { quote } from "../../store/_text.ts";
 import { type Bound, CapacityBound } from "./capacity.ts";
 import {
@@ -25,23 +27,35 @@ import {
   withAbort,
   withDeadline,
 } from "./errors.ts";
-import { count, headerDescription, type Keyspace, type OldMarker, scan } from "./scan.ts";
+import { count, headerDescription, isMarkerMessage, type Keyspace, scan } from "./scan.ts";
 import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
-import { publish, publishDelete, purgeMarker } from "./write.ts";
+import { publish, publishDelete } from "./write.ts";
 import { auditOfScan } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
-import { instanceOf, isPermissionDenied } from "./bind.ts";
+import { instanceOf } from "./bind.ts";
+import { MarkerPurger } from "./markers.ts";
+import type { Keeper } from "./keeper.ts";
+import { getMessage, movedOf } from "./mover.ts";
+import {
+  isoOfNanos,
+  type Link,
+  readRecord,
+  toVersion,
+  VERSION_HEADER_BYTES,
+  type VersionRecord,
+} from "./provenance.ts";
+import { entryOf, histories, keptVersions, latestOf, verify, versionOf } from "./history.ts";
 
 // A conditional write that loses a race re-reads and retries; a key that changes this often
 // between a read and a write is reported as unavailable rather than retried forever.
 const MAX_CAS_ATTEMPTS = 8;
 const ENCODER = new TextEncoder();
+const EMPTY = new Uint8Array(0);
 
 /** What the backend works with, all of it checked at open. */
 export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly prefix: string;
   readonly readBeforeUpdate: boolean;
-  readonly kv: KV;
   /** The stream's max message size (-1: unlimited). */
   readonly maxMsgSize: number;
   /** Whether old delete markers may be purged (the connection holds the purge permission). */
@@ -50,19 +64,29 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly warn: (message: string) => void;
   /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
   readonly instance: string;
+  /**
+   * Whether the bucket keeps every message of a key (no per-key limit): then a write with history
+   * off replaces what the key held (a rollup) rather than leaving it behind.
+   */
+  readonly keepsAll: boolean;
+  /** The history's write side, with history on. */
+  readonly keeper: Keeper | undefined;
 }
 
-type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
+type Op = "list" | "read" | "create" | "update" | "delete" | "audit" | "history";
 
-/** One key's latest message: a live entry or a delete marker. */
+/** One key's latest message: a live entry or a delete marker, and what it chains to. */
 interface Latest {
   readonly live: boolean;
   readonly revision: number;
+  /** The version's hash, when the message has a record. */
+  readonly link: Link | undefined;
 }
 
 /** The jetstream backend's raw operations. */
 export class JetStreamBackend implements BackendOps {
   readonly info: Info;
+  readonly history: HistoryOps | undefined;
   readonly #c: BackendConfig;
   readonly #ks: Keyspace;
   // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
@@ -76,7 +100,8 @@ export class JetStreamBackend implements BackendOps {
   // The key's prefix inside the bucket ("alice." or "").
   readonly #keyPrefix: string;
   readonly #capacity = new CapacityBound();
-  #purge: boolean;
+  readonly #markers: MarkerPurger;
+  readonly #keeper: Keeper | undefined;
   // The stream's creation time at the last count.
   #created: string;
 
@@ -87,14 +112,18 @@ export class JetStreamBackend implements BackendOps {
     this.#ns = this.#namespace(config.instance);
     this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
     this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
-    this.#purge = config.purge;
+    this.#markers = new MarkerPurger(config, config.purge);
     this.#created = config.created;
+    this.#keeper = config.keeper;
+    this.history = config.keeper === undefined ? undefined : this.#historyOps(config.keeper);
   }
 
   list(call: Call): Promise<Item[]> {
     return this.#run("list", undefined, call, async (d) => {
-      const { latest, oldMarkers } = await scan(this.#ks, d);
-      await this.#purgeOld(oldMarkers, d);
+      const { latest, oldMarkers, markers } = await scan(this.#ks, d);
+      // With history, a marker on a key's subject is a delete whose move was cut short.
+      if (this.#keeper !== undefined) { for (const m of markers) this.#keeper.moveSoon(m.key); }
+      else await this.#markers.purgeOld(oldMarkers, d);
       const items: Item[] = [];
       for (const [key, entry] of latest) {
         // Listed when its header parses, as the file backend lists from headers alone.
@@ -113,7 +142,10 @@ export class JetStreamBackend implements BackendOps {
           `${PREFIX} Cannot audit the store: the scan was cut short before it saw every key`,
         );
       }
-      return auditOfScan(scanned);
+      const audit = auditOfScan(scanned);
+      const keeper = this.#keeper;
+      if (keeper === undefined) return audit;
+      return { ...audit, history: verify(await histories(keeper.target, d)) };
     });
   }
 
@@ -121,25 +153,27 @@ export class JetStreamBackend implements BackendOps {
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
     if (this.#gone) await this.#run("read", key, call, () => Promise.resolve());
-    const work = this.#c.kv.get(this.#keyPrefix + key);
-    let e: KvEntry | null;
+    const work = getMessage(this.#c, this.#c.stream, { last_by_subj: this.#subject(key) });
+    let m: Awaited<typeof work>;
     try {
-      e = await (call.signal === undefined
+      m = await (call.signal === undefined
         ? work
         : withAbort(work, call.signal, (cause) =>
           this.#aborted("read", key, cause)));
     } catch (err) {
       throw this.#failure("read", key, err);
     }
-    if (e === null || isMarker(e)) {
+    if (m === null || isMarkerMessage(m.header)) {
       throw new NotFoundError(
         `${PREFIX} Cannot read memory ${quote(key)}: no memory has this key`,
         { key },
       );
     }
-    const entry = parseEntry(e.value, key);
+    const entry = parseEntry(m.data, key);
+    const revision = checkRevision(m.seq);
+    this.#keeper?.saw(key, revision, m.header);
     if (call.scope !== null && !call.signal?.aborted) {
-      call.scope.record(this.#ns, key, checkRevision(e.revision));
+      call.scope.record(this.#ns, key, revision);
     }
     return entry;
   }
@@ -147,19 +181,34 @@ export class JetStreamBackend implements BackendOps {
   create(w: ValidWrite, call: Call): Promise<void> {
     return this.#run("create", w.key, call, async (d) => {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
-      const subject = this.#ks.subjectPrefix + w.key;
+      const subject = this.#subject(w.key);
+      const keeper = this.#keeper;
+      // With history: what the version chains to, looked up before the first publish (a create
+      // the store refuses as full looks up nothing). A key that holds nothing on its subject
+      // chains to its history's newest version (a deleted key's delete); over a delete marker,
+      // to the marker.
+      let link: Link | undefined | null = null;
+      const chain = async () => link === null ? (link = await keeper?.linkForCreate(w.key)) : link;
       // With a bound from this store's last count or write: one publish that holds only if
       // nothing else was written to the stream since (see capacity.ts).
       const bound = this.#capacity.usable();
       const tried = bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
       if (tried) {
         try {
-          const revision = await publish(this.#c, subject, data, {
-            revision: 0,
-            streamSeq: bound.seq,
-          }, d.left());
+          const v = this.#version(w.key, "create", call, await chain(), data);
+          const revision = await publish(
+            this.#c,
+            subject,
+            data,
+            {
+              revision: 0,
+              streamSeq: bound.seq,
+            },
+            d.left(),
+            v.headers,
+          );
           this.#capacity.wrote(bound, revision, 1);
-          this.#record(call, d, w.key, revision);
+          this.#wrote(call, d, w.key, revision, v, false);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -185,11 +234,20 @@ export class JetStreamBackend implements BackendOps {
       }
       // Expect nothing under the key; when a delete marker is there, expect that marker.
       let expected = latest?.revision ?? 0;
+      if (latest !== undefined) link = latest.link;
       for (let attempt = 1;; attempt++) {
         try {
-          const revision = await publish(this.#c, subject, data, { revision: expected }, d.left());
+          const v = this.#version(w.key, "create", call, await chain(), data);
+          const revision = await publish(
+            this.#c,
+            subject,
+            data,
+            { revision: expected },
+            d.left(),
+            v.headers,
+          );
           this.#capacity.wrote(counted, revision, 1);
-          this.#record(call, d, w.key, revision);
+          this.#wrote(call, d, w.key, revision, v, expected > 0);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -198,6 +256,7 @@ export class JetStreamBackend implements BackendOps {
         if (now?.live) throw exists(w.key);
         if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
         expected = now?.revision ?? 0;
+        link = now !== undefined ? now.link : null;
       }
     });
   }
@@ -205,22 +264,9 @@ export class JetStreamBackend implements BackendOps {
   update(w: ValidWrite, call: Call): Promise<void> {
     return this.#run("update", w.key, call, async (d) => {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
-      const subject = this.#ks.subjectPrefix + w.key;
+      const subject = this.#subject(w.key);
       const before = this.#capacity.current();
-      if (!this.#c.readBeforeUpdate) {
-        // Like the file backend: replace, or create (which counts against capacity).
-        const latest = await this.#get(w.key);
-        let from = before;
-        if (!latest?.live) {
-          from = await this.#count(d);
-          this.#capacity.offer(from);
-          checkCapacity(from.live, w.key);
-        }
-        const revision = await publish(this.#c, subject, data, {}, d.left());
-        this.#capacity.wrote(from, revision, 1);
-        this.#record(call, d, w.key, revision);
-        return;
-      }
+      if (!this.#c.readBeforeUpdate) return await this.#replace(w, call, d, data);
       const seen = call.scope?.revision(this.#ns, w.key);
       if (seen === undefined || seen <= 0) {
         throw new StaleError(
@@ -230,22 +276,20 @@ export class JetStreamBackend implements BackendOps {
           { key: w.key },
         );
       }
+      const over = this.#keeper === undefined ? undefined : await this.#keeper.linkAt(w.key, seen);
       let revision: number;
+      let v: Written;
       try {
-        revision = await publish(this.#c, subject, data, { revision: seen }, d.left());
+        v = this.#version(w.key, over?.marker ? "create" : "update", call, over?.link, data);
+        revision = await publish(this.#c, subject, data, { revision: seen }, d.left(), v.headers);
       } catch (e) {
         if (!isWrongLastSequence(e)) throw e;
-        throw new StaleError(
-          `${PREFIX} Cannot update memory ${
-            quote(w.key)
-          }: it changed or was deleted since this run read it; read it again, then update`,
-          { key: w.key },
-        );
+        throw stale(w.key);
       }
       // Counted as a possible new key: a scope restored from a snapshot could name a delete
       // marker's revision, and then this write brings the key back.
       this.#capacity.wrote(before, revision, 1);
-      this.#record(call, d, w.key, revision);
+      this.#wrote(call, d, w.key, revision, v, over?.marker ?? false);
     });
   }
 
@@ -255,21 +299,26 @@ export class JetStreamBackend implements BackendOps {
     const seen = call.scope?.revision(this.#ns, key);
     call.scope?.forget(this.#ns, key);
     return this.#run("delete", key, call, async (d) => {
-      const subject = this.#ks.subjectPrefix + key;
       for (let attempt = 1;; attempt++) {
         const before = this.#capacity.current();
         const guess = attempt === 1 && seen !== undefined && seen > 0;
         let revision: number;
-        if (guess) revision = seen;
-        else {
+        let link: Link | undefined;
+        if (guess) {
+          revision = seen;
+          link = (await this.#keeper?.linkAt(key, seen))?.link;
+        } else {
           const latest = await this.#get(key);
           if (!latest?.live) return false;
           revision = latest.revision;
+          link = latest.link;
         }
         // Only the deleter whose expected revision is still the latest writes the marker.
         let marker: number;
+        let v: Written;
         try {
-          marker = await publishDelete(this.#c, subject, revision, d.left());
+          v = this.#version(key, "delete", call, link, EMPTY);
+          marker = await publishDelete(this.#c, this.#subject(key), revision, d.left(), v.headers);
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
           if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("delete", key);
@@ -278,10 +327,182 @@ export class JetStreamBackend implements BackendOps {
         // A looked-at key was live just before its marker: one key fewer. A scope's revision is
         // trusted for the write, not for the bound.
         this.#capacity.wrote(before, marker, guess ? 0 : -1);
-        // The marker stays: purging it now is not durable across a server crash (see MARKERS).
+        // With history, the key's versions move out and its subject is emptied; without, the
+        // marker stays (see MARKERS in scan.ts).
+        if (v.record !== undefined) await this.#keeper?.deleted(key, marker, v.record, d);
         return true;
       }
     });
+  }
+
+  // update() with readBeforeUpdate off: like the file backend, replace, or create (which counts
+  // against capacity). With history, revision-checked against the key's newest message, so each
+  // version chains to the one it replaced; a race re-reads and writes again.
+  async #replace(w: ValidWrite, call: Call, d: Deadline, data: Uint8Array): Promise<void> {
+    for (let attempt = 1;; attempt++) {
+      const latest = await this.#get(w.key);
+      let from = this.#capacity.current();
+      if (!latest?.live) {
+        from = await this.#count(d);
+        this.#capacity.offer(from);
+        checkCapacity(from.live, w.key);
+      }
+      const link = latest?.link ??
+        (latest === undefined ? await this.#keeper?.linkForCreate(w.key) : undefined);
+      const v = this.#version(w.key, latest?.live ? "update" : "create", call, link, data);
+      const expect = this.#keeper === undefined ? {} : { revision: latest?.revision ?? 0 };
+      let revision: number;
+      try {
+        revision = await publish(
+          this.#c,
+          this.#subject(w.key),
+          data,
+          expect,
+          d.left(),
+          v.headers ?? (this.#c.keepsAll ? "rollup" : undefined),
+        );
+      } catch (e) {
+        if (!isWrongLastSequence(e)) throw e;
+        if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("update", w.key);
+        continue;
+      }
+      this.#capacity.wrote(from, revision, 1);
+      this.#wrote(call, d, w.key, revision, v, latest !== undefined && !latest.live);
+      return;
+    }
+  }
+
+  // The history this store keeps: reads of the history stream and the bucket's, and writes
+  // checked against the key's newest version.
+  #historyOps(keeper: Keeper): HistoryOps {
+    const t = keeper.target;
+    const run = <T>(key: string | undefined, call: Call, fn: (d: Deadline) => Promise<T>) =>
+      this.#run("history", key, call, fn);
+    return {
+      retention: t.retention,
+      versions: (key, call) =>
+        run(key, call, async (d) => {
+          const h = (await histories(t, d, key)).get(key);
+          if (h === undefined) return [];
+          return keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
+        }),
+      readVersion: (key, revision, call) =>
+        run(key, call, (d) => entryOf(t, key, Number(revision), d)),
+      log: (key, call) =>
+        run(key, call, async (d) => {
+          const out = [];
+          for (const h of (await histories(t, d, key)).values()) {
+            for (const v of keptVersions(h, t.retention)) out.push(versionOf(h.key, v));
+          }
+          return out.sort((a, b) => Number(a.revision) - Number(b.revision));
+        }),
+      heads: (call) =>
+        run(undefined, call, async (d) => {
+          const { latest } = await scan(this.#ks, d);
+          const out = [];
+          for (const [key, s] of latest) {
+            const { record } = readRecord(s.headers);
+            if (record === undefined) continue;
+            const description = headerDescription(s.value, key);
+            out.push(toVersion(key, s.revision, isoOfNanos(s.ns), record, description));
+          }
+          return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+        }),
+      latest: (key, call) => run(key, call, () => latestOf(t, key)),
+      commitIf: (key, expected, write, call) =>
+        this.#run(
+          write === null ? "delete" : "update",
+          key,
+          call,
+          (d) => this.#commitIf(key, expected, write, call, d),
+        ),
+    };
+  }
+
+  // Writes (or deletes) `key` as a new version only if its newest version is still `expected`.
+  async #commitIf(
+    key: string,
+    expected: string | null,
+    write: ValidWrite | null,
+    call: Call,
+    d: Deadline,
+  ): Promise<string> {
+    const keeper = this.#keeper!;
+    const latest = await this.#get(key);
+    // A deleted key whose versions were moved holds nothing on its subject: its newest version is
+    // the last one moved.
+    const moved = latest === undefined ? await movedOf(keeper.target, key) : undefined;
+    const head = latest?.revision ?? (moved!.to > 0 ? moved!.to : undefined);
+    if (String(head ?? null) !== String(expected)) throw stale(key);
+    const live = latest?.live ?? false;
+    const link = latest !== undefined ? latest.link : moved!.last;
+    const subject = this.#subject(key);
+    const before = this.#capacity.current();
+    if (write === null) {
+      if (!live) return String(head ?? 0);
+      const v = this.#version(key, "delete", call, link, EMPTY);
+      let marker: number;
+      try {
+        marker = await publishDelete(this.#c, subject, head!, d.left(), v.headers);
+      } catch (e) {
+        if (!isWrongLastSequence(e)) throw e;
+        throw stale(key);
+      }
+      this.#capacity.wrote(before, marker, -1);
+      call.scope?.forget(this.#ns, key);
+      await keeper.deleted(key, marker, v.record!, d);
+      return String(marker);
+    }
+    const data = ENCODER.encode(serializeValid(write.description, write.content));
+    let from = before;
+    if (!live) {
+      // Bringing a deleted key back is a create: capacity applies.
+      from = await this.#count(d);
+      this.#capacity.offer(from);
+      checkCapacity(from.live, key);
+    }
+    const v = this.#version(key, live ? "update" : "create", call, link, data);
+    let revision: number;
+    try {
+      revision = await publish(
+        this.#c,
+        subject,
+        data,
+        {
+          revision: latest?.revision ?? 0,
+        },
+        d.left(),
+        v.headers,
+      );
+    } catch (e) {
+      if (!isWrongLastSequence(e)) throw e;
+      throw stale(key);
+    }
+    this.#capacity.wrote(from, revision, 1);
+    this.#wrote(call, d, key, revision, v, latest !== undefined && !live);
+    return String(revision);
+  }
+
+  #subject(key: string): string {
+    return this.#ks.subjectPrefix + key;
+  }
+
+  // The headers that make a write its own version (history on), or none.
+  #version(
+    key: string,
+    op: "create" | "update" | "delete",
+    call: Call,
+    link: Link | undefined,
+    data: Uint8Array,
+  ): Written {
+    return this.#keeper?.version(key, op, call, link, data) ??
+      { headers: undefined, record: undefined };
+  }
+
+  // After a write landed: the scope learns its revision, the history remembers it.
+  #wrote(call: Call, d: Deadline, key: string, revision: number, v: Written, overMarker: boolean) {
+    this.#record(call, d, key, revision);
+    if (v.record !== undefined) this.#keeper?.wrote(key, revision, v.record, overMarker);
   }
 
   #namespace(instance: string): string {
@@ -302,6 +523,7 @@ export class JetStreamBackend implements BackendOps {
     if (ns !== this.#ns) {
       this.#ns = ns;
       this.#capacity.reset();
+      this.#keeper?.reset();
       this.#created = si.created;
     }
     this.#gone = false;
@@ -314,7 +536,7 @@ export class JetStreamBackend implements BackendOps {
       bound: this.#capacity.current(),
       created: this.#created,
     });
-    await this.#purgeOld(counted.oldMarkers, d);
+    if (this.#keeper === undefined) await this.#markers.purgeOld(counted.oldMarkers, d);
     if (counted.created !== this.#created) {
       this.#capacity.reset();
       this.#created = counted.created;
@@ -322,45 +544,11 @@ export class JetStreamBackend implements BackendOps {
     return counted;
   }
 
-  // Purges delete markers old enough to go (see MARKERS), a few at a time and within the call's
-  // deadline, so churn leaves nothing to scan past for long.
-  async #purgeOld(markers: readonly OldMarker[], d: Deadline): Promise<void> {
-    for (let i = 0; i < markers.length && this.#purge && !d.cancelled; i += 16) {
-      await Promise.all(markers.slice(i, i + 16).map((m) => this.#purgeMarker(m.subject, m.seq)));
-    }
-  }
-
-  // Removes a delete marker (and anything older under its subject; a write made after it has a
-  // higher sequence and stays). The delete already happened: a purge that fails leaves the
-  // marker, which every call treats as absent.
-  async #purgeMarker(subject: string, marker: number): Promise<void> {
-    if (!this.#purge) return;
-    try {
-      await purgeMarker(this.#c, subject, marker);
-    } catch (e) {
-      // Refused for good (no permission, or the stream denies purges): fall back to markers,
-      // and say so once. A timeout or a lost connection just leaves this one marker.
-      const denied = isPermissionDenied(e);
-      // Purges run a few at once: the first refusal says so, the others are quiet.
-      if ((denied || apiCode(e) !== undefined) && this.#purge) {
-        this.#purge = false;
-        this.#c.warn(
-          `${PREFIX} Memory bucket ${quote(this.#c.bucket)}: ${
-            denied
-              ? `this NATS user may not purge the bucket's stream (grant publish permission on $JS.API.STREAM.PURGE.${this.#c.stream})`
-              : `the server refused to purge the bucket's stream (${
-                reason(e, this.#c.bucket, `${this.#c.timeout} ms`)
-              })`
-          }, so delete markers are now kept for good, which slows listing as they accumulate`,
-        );
-      }
-    }
-  }
-
   // Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values.
   #fits(data: Uint8Array, extra: number): boolean {
     const max = this.#c.maxMsgSize;
-    return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + extra <= max;
+    const version = this.#keeper === undefined ? 0 : VERSION_HEADER_BYTES;
+    return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + version + extra <= max;
   }
 
   // Records a revision in the call's scope, unless the caller was already told the call failed:
@@ -374,12 +562,16 @@ export class JetStreamBackend implements BackendOps {
   // 70,059 reads in a nemesis run, 4 to 6 s into an isolated or paused leader): a write built on
   // such a read carries its revision and fails with StaleError, never overwriting the newer value.
   async #get(key: string): Promise<Latest | undefined> {
-    const e = await this.#c.kv.get(this.#keyPrefix + key);
-    if (e === null) return undefined;
-    return { live: !isMarker(e), revision: checkRevision(e.revision) };
+    const m = await getMessage(this.#c, this.#c.stream, { last_by_subj: this.#subject(key) });
+    if (m === null) return undefined;
+    return {
+      live: !isMarkerMessage(m.header),
+      revision: checkRevision(m.seq),
+      link: linkOf(m.header),
+    };
   }
 
-  #churn(op: "create" | "delete", key: string): UnavailableError {
+  #churn(op: "create" | "update" | "delete", key: string): UnavailableError {
     return new UnavailableError(
       `${PREFIX} Cannot ${op} memory ${
         quote(key)
@@ -393,6 +585,8 @@ export class JetStreamBackend implements BackendOps {
       ? "list memories"
       : op === "audit"
       ? "audit the store"
+      : op === "history"
+      ? "read the history of memory"
       : `${op} memory`;
     return `${PREFIX} Cannot ${verb}${key === undefined ? "" : ` ${quote(key)}`}`;
   }
@@ -445,6 +639,25 @@ export class JetStreamBackend implements BackendOps {
   }
 }
 
+/** A write's version headers and record (both undefined with history off). */
+type Written =
+  | { readonly headers: MsgHdrs; readonly record: VersionRecord }
+  | { readonly headers: undefined; readonly record: undefined };
+
+function stale(key: string): StaleError {
+  return new StaleError(
+    `${PREFIX} Cannot update memory ${
+      quote(key)
+    }: it changed or was deleted since this run read it; read it again, then update`,
+    { key },
+  );
+}
+
+function linkOf(h: MsgHdrs | undefined): Link | undefined {
+  const { record } = readRecord(h);
+  return record === undefined ? undefined : { hash: record.hash };
+}
+
 function uncertain(op: Op): string {
   return op === "create" || op === "update" || op === "delete"
     ? "; the write may or may not have been applied"
@@ -454,9 +667,4 @@ function uncertain(op: Op): string {
 // Whether a failure shows the bucket's stream gone.
 function isBucketGone(e: unknown): boolean {
   return apiCode(e) === STREAM_NOT_FOUND || (e instanceof Error && e.name === "BucketGoneError");
-}
-
-function isMarker(e: KvEntry): boolean {
-  const op = e.operation;
-  return op === "DEL" || op === "PURGE";
 }

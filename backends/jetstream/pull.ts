@@ -39,6 +39,8 @@ export interface Pulled {
   readonly seq: number;
   /** The server's timestamp, in milliseconds since the epoch. */
   readonly ms: number;
+  /** The same in nanoseconds, exactly. */
+  readonly ns: bigint;
   readonly headers: MsgHdrs | undefined;
   readonly data: Uint8Array;
 }
@@ -153,12 +155,14 @@ function status(m: Msg): "short" | "retry" | undefined {
  * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<nanos>.<pending>`, or with a domain and
  * an account hash after `$JS.ACK` (and a random token at the end).
  */
-export function ackInfo(reply: string): { seq: number; ms: number } | undefined {
+export function ackInfo(reply: string): { seq: number; ms: number; ns: bigint } | undefined {
   if (!reply.startsWith("$JS.ACK.")) return undefined;
   const tokens = reply.split(".");
   const at = tokens.length === 9 ? 2 : tokens.length >= 11 ? 4 : -1;
   if (at < 0) return undefined;
   const seq = Number(tokens[at + 3]);
-  const ms = Number(tokens[at + 5]) / 1e6;
-  return Number.isSafeInteger(seq) && Number.isFinite(ms) ? { seq, ms } : undefined;
+  const nanos = tokens[at + 5] ?? "";
+  if (!Number.isSafeInteger(seq) || !/^[0-9]{1,20}$/.test(nanos)) return undefined;
+  const ns = BigInt(nanos);
+  return { seq, ms: Number(ns / 1000n) / 1000, ns };
 }

@@ -1,7 +1,7 @@
 // Listing and counting a jetstream keyspace: one pass over the stream's last message per
 // subject, never a request per key.
 
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { ConsumerInfo, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { CorruptError, UnavailableError } from "../../store/errors.ts";
 import { MAX_ENTRIES } from "../../store/limits.ts";
@@ -9,8 +9,8 @@ import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize
 import { validateKey } from "../../store/validate.ts";
 import type { Bound } from "./capacity.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
-import { drain } from "./pull.ts";
-import { KV_OPERATION } from "./wire.ts";
+import { drain, type Pulled } from "./pull.ts";
+import { ANCHOR_NAME, KV_OPERATION } from "./wire.ts";
 
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
@@ -51,6 +51,10 @@ export interface OldMarker {
 export interface Scanned {
   readonly revision: number;
   readonly value: Uint8Array;
+  /** The message's headers (a version's record, with history on). */
+  readonly headers: MsgHdrs | undefined;
+  /** The server's timestamp, in nanoseconds. */
+  readonly ns: bigint;
 }
 
 /** How a scan reads. */
@@ -59,6 +63,11 @@ export interface ScanOptions {
   readonly headersOnly?: boolean;
   /** Keep the latest live value of subjects that are not legal keys too (an operator's audit). */
   readonly illegal?: boolean;
+}
+
+/** A delete marker a scan met: its key and sequence. */
+export interface Marker extends OldMarker {
+  readonly key: string;
 }
 
 /** What a scan saw. */
@@ -74,8 +83,62 @@ export interface ScanResult {
   readonly complete: boolean;
   /** Delete markers old enough to purge. */
   readonly oldMarkers: OldMarker[];
+  /** Every delete marker of a legal key it met (at most `MARKERS.perCall`). */
+  readonly markers: Marker[];
   /** The stream's last sequence just after the scan's consumer was made (when it was read). */
   readonly through?: number | undefined;
+}
+
+/** What `readAll` delivers from: a stream, and how to make and drain a consumer on it. */
+export interface Source {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly timeout: number;
+}
+
+/**
+ * Every message of `stream` under `filter` an ephemeral consumer delivers (`last_per_subject`, or
+ * every message), in the order the server sends them, until the consumer has looked past the
+ * stream's last sequence as it was once the consumer existed (see `pull.ts`).
+ *
+ * @returns Whether it saw everything, and that last sequence (`undefined` for no messages).
+ */
+export async function readAll(
+  src: Source,
+  stream: string,
+  filter: string,
+  d: Deadline,
+  options: { readonly lastPerSubject: boolean; readonly headersOnly: boolean },
+  onMessage: (m: Pulled) => void,
+): Promise<{ complete: boolean; through: number | undefined }> {
+  const { jsm, timeout } = src;
+  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
+    ack_policy: "none",
+    deliver_policy: options.lastPerSubject ? "last_per_subject" : "all",
+    filter_subject: filter,
+    headers_only: options.headersOnly,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
+  });
+  let complete = true;
+  let through: number | undefined;
+  try {
+    if (ci.num_pending > 0) {
+      const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
+      complete = await drain({ nc: src.nc, jsm, stream }, ci.name, last, d, onMessage);
+    }
+  } finally {
+    // Best effort: a consumer whose delete is lost expires on the server by itself.
+    await jsm.consumers.delete(stream, ci.name).catch(() => {});
+  }
+  return { complete: complete && !d.cancelled, through };
+}
+
+/** Whether a message is a delete marker (or a purge's, or the server's). */
+export function isMarkerMessage(headers: MsgHdrs | undefined): boolean {
+  const op = headers?.get(KV_OPERATION);
+  return op === "DEL" || op === "PURGE" || (headers?.has("Nats-Marker-Reason") ?? false);
 }
 
 /**
@@ -90,54 +153,42 @@ export async function scan(
   d: Deadline,
   options: ScanOptions = {},
 ): Promise<ScanResult> {
-  const headersOnly = options.headersOnly ?? false;
-  const { jsm, stream, timeout } = ks;
-  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
-    ack_policy: "none",
-    deliver_policy: "last_per_subject",
-    filter_subject: `${ks.subjectPrefix}>`,
-    headers_only: headersOnly,
-    mem_storage: true,
-    num_replicas: 1,
-    inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
-  });
-  // Per subject, the newest message seen: a live value, or `undefined` for a delete marker.
-  const newest = new Map<string, { seq: number; ms: number; value: Uint8Array | undefined }>();
-  let complete = true;
-  let through: number | undefined;
-  try {
-    if (ci.num_pending > 0) {
-      // The stream's last sequence now, after the consumer was made: the drain ends past it.
-      const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
-      complete = await drain(ks, ci.name, last, d, (m) => {
-        const seen = newest.get(m.subject);
-        if (seen !== undefined && seen.seq >= m.seq) return;
-        const op = m.headers?.get(KV_OPERATION);
-        const marker = op === "DEL" || op === "PURGE" ||
-          (m.headers?.has("Nats-Marker-Reason") ?? false);
-        newest.set(m.subject, { seq: m.seq, ms: m.ms, value: marker ? undefined : m.data });
-      });
-    }
-  } finally {
-    // Best effort: a consumer whose delete is lost expires on the server by itself.
-    await jsm.consumers.delete(stream, ci.name).catch(() => {});
-  }
+  // Per subject, the newest message seen (`value` undefined for a delete marker).
+  const newest = new Map<string, Pulled & { marker: boolean }>();
+  const { complete, through } = await readAll(
+    ks,
+    ks.stream,
+    `${ks.subjectPrefix}>`,
+    d,
+    { lastPerSubject: true, headersOnly: options.headersOnly ?? false },
+    (m) => {
+      const seen = newest.get(m.subject);
+      if (seen !== undefined && seen.seq >= m.seq) return;
+      newest.set(m.subject, { ...m, marker: isMarkerMessage(m.headers) });
+    },
+  );
   const latest = new Map<string, Scanned>();
   const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
+  const markers: Marker[] = [];
   const oldBefore = Date.now() - MARKERS.purgeAfterMs;
   for (const [subject, m] of newest) {
     const key = keyOf(ks.subjectPrefix, subject);
     if (key === undefined) {
-      if (options.illegal && m.value !== undefined && subject.startsWith(ks.subjectPrefix)) {
-        illegal.set(subject.slice(ks.subjectPrefix.length), m.value);
+      if (options.illegal && !m.marker && subject.startsWith(ks.subjectPrefix)) {
+        const name = subject.slice(ks.subjectPrefix.length);
+        if (!isReservedName(ks.subjectPrefix, name)) illegal.set(name, m.data);
       }
-    } else if (m.value !== undefined) latest.set(key, { revision: m.seq, value: m.value });
-    else if (oldMarkers.length < MARKERS.perCall && m.ms <= oldBefore) {
-      oldMarkers.push({ subject, seq: m.seq });
+    } else if (!m.marker) {
+      latest.set(key, { revision: m.seq, value: m.data, headers: m.headers, ns: m.ns });
+    } else {
+      if (markers.length < MARKERS.perCall) markers.push({ key, subject, seq: m.seq });
+      if (oldMarkers.length < MARKERS.perCall && m.ms <= oldBefore) {
+        oldMarkers.push({ subject, seq: m.seq });
+      }
     }
   }
-  return { latest, illegal, complete: complete && !d.cancelled, oldMarkers, through };
+  return { latest, illegal, complete, oldMarkers, markers, through };
 }
 
 /**
@@ -216,6 +267,11 @@ function indexOfClose(bytes: Uint8Array): number {
     ) return i;
   }
   return -1;
+}
+
+// The names this library keeps in a bucket's keyspace for itself (the anchor at the bucket's top).
+function isReservedName(subjectPrefix: string, name: string): boolean {
+  return name === ANCHOR_NAME && subjectPrefix.split(".").length === 3;
 }
 
 // The memory key of a message subject; `undefined` for a name that is not a legal key

@@ -1,7 +1,7 @@
 // The jetstream backend's writes: conditional publishes of entries and delete markers, and the
 // purge that removes a marker once it is old.
 
-import { headers } from "@nats-io/nats-core";
+import { headers, type MsgHdrs } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import {
   apiCode,
@@ -31,6 +31,8 @@ export interface Expect {
 /**
  * Publishes `data` to `subject` if the expectations hold; resolves to the new revision. A
  * publish nothing answers is checked against the bucket, so a deleted bucket is named as such.
+ * `h`: the version's headers (history on), or `"rollup"` to replace whatever the subject held
+ * (history off in a bucket that keeps every message).
  */
 export async function publish(
   t: WriteTarget,
@@ -38,8 +40,15 @@ export async function publish(
   data: Uint8Array,
   expect: Expect,
   timeout: number,
+  h?: MsgHdrs | "rollup",
 ): Promise<number> {
+  let hdrs: MsgHdrs | undefined;
+  if (h === "rollup") {
+    hdrs = headers();
+    hdrs.set("Nats-Rollup", "sub");
+  } else hdrs = h;
   const opts = {
+    ...(hdrs === undefined ? {} : { headers: hdrs }),
     timeout,
     expect: {
       ...(expect.revision === undefined ? {} : { lastSubjectSequence: expect.revision }),
@@ -63,8 +72,9 @@ export async function publishDelete(
   subject: string,
   revision: number,
   timeout: number,
+  version?: MsgHdrs,
 ): Promise<number> {
-  const h = headers();
+  const h = version ?? headers();
   h.set(KV_OPERATION, "DEL");
   try {
     const ack = await t.js.publish(subject, undefined, {

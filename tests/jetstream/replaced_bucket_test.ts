@@ -3,16 +3,34 @@
 // new one, and the handle works again without a reopen.
 
 import assert from "node:assert/strict";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { Scope, serializeEntry, StaleError, type Store, UnavailableError } from "../../mod.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  Scope,
+  serializeEntry,
+  StaleError,
+  type Store,
+  UnavailableError,
+} from "../../mod.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_jetstream_fixture.ts";
 
 type Fixture = Awaited<ReturnType<typeof natsFixture>>;
 
 // Creates the destroyed bucket again with "run.k" at `revision`, written by someone else.
 async function recreate(f: Fixture, revision: number): Promise<void> {
-  const kv = await new Kvm(f.nc).create(BUCKET, { history: 1 });
-  for (let i = 1; i < revision; i++) await kv.put(`run.filler${i}`, serializeEntry("f", "x"));
+  await createJetStreamBucket(f.nc, {
+    bucket: BUCKET,
+    replicas: 1,
+    storage: "file",
+    maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  });
+  const kv = await new Kvm(f.nc).open(BUCKET);
+  const jsm = await jetstreamManager(f.nc);
+  for (let i = 1; (await jsm.streams.info(`KV_${BUCKET}`)).state.last_seq < revision - 1; i++) {
+    await kv.put(`run.filler${i}`, serializeEntry("f", "x"));
+  }
   assert.equal(await kv.put("run.k", serializeEntry("theirs", "their content")), revision);
 }
 
