@@ -10,7 +10,9 @@
 // come (listings of 1 to 5 s; issue 22). Here a pull asks for up to `BATCH` messages or
 // `MAX_BYTES` with `no_wait`, so the server answers as soon as it reaches the end of the stream,
 // and the scan ends when the consumer reports it has looked at the stream past the sequence that
-// was last when the scan began.
+// was last when the scan began, and every message it reports sent has arrived (it counts a
+// message sent when it queues it: under load a listing that trusted its position alone missed a
+// key still on its way).
 
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
@@ -77,12 +79,17 @@ export async function drain(
   const next = `$JS.API.CONSUMER.MSG.NEXT.${t.stream}.${name}`;
   // The iterator's next message, kept across pulls when a pull goes idle: it is still coming.
   let coming: Promise<IteratorResult<Msg>> | undefined;
+  // Messages received, and (once the consumer is past the end) how many it has sent: the server
+  // counts a message sent when it queues it, so some may still be on their way.
+  let received = 0;
+  let sent: number | undefined;
   try {
     while (!d.cancelled) {
-      t.nc.publish(next, request, { reply: inbox });
+      if (sent === undefined) t.nc.publish(next, request, { reply: inbox });
       let got = 0;
       let end: "full" | "short" | "retry" | undefined;
       while (end === undefined) {
+        if (sent !== undefined && received >= sent) return !d.cancelled;
         coming ??= messages.next();
         const r = await idle(coming, IDLE_MS);
         if (r === "idle") {
@@ -94,20 +101,23 @@ export async function drain(
         const m = r.value;
         const info = m.reply === undefined ? undefined : ackInfo(m.reply);
         if (info !== undefined) {
+          received++;
           onMessage({ subject: m.subject, ...info, headers: m.headers, data: m.data });
           if (++got === BATCH) end = "full";
           continue;
         }
         end = status(m);
+        // Once past the end, only the messages still on their way count.
+        if (sent !== undefined && end !== undefined) end = undefined;
       }
       if (end === "retry") {
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS, d.left())));
-      } else if (end === "short") {
+      } else if (end === "short" && sent === undefined) {
         // The server stopped short: at the end of the stream, at the byte limit, because the
         // pending count it went by was wrong, or it dropped the pull. Only the consumer's position
         // says which.
         const [ci, last] = await Promise.all([t.jsm.consumers.info(t.stream, name), through]);
-        if (ci.delivered.stream_seq >= last) return !d.cancelled;
+        if (ci.delivered.stream_seq >= last) sent = ci.delivered.consumer_seq;
       }
     }
     return false;
