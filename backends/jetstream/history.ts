@@ -35,10 +35,20 @@ export async function histories(
   d: Deadline,
   key?: string,
 ): Promise<Map<string, KeyHistory>> {
-  const [packs, live] = await Promise.all([
-    collect(t, t.hstream, key === undefined ? `${t.hsubjectPrefix}>` : t.hsubjectPrefix + key, d),
-    collect(t, t.stream, key === undefined ? `${t.subjectPrefix}>` : t.subjectPrefix + key, d),
-  ]);
+  // The bucket's stream first: a version a mover takes from there after this read is in its
+  // history stream before it is purged, so the read of the history stream after this one has it.
+  const live = await collect(
+    t,
+    t.stream,
+    key === undefined ? `${t.subjectPrefix}>` : t.subjectPrefix + key,
+    d,
+  );
+  const packs = await collect(
+    t,
+    t.hstream,
+    key === undefined ? `${t.hsubjectPrefix}>` : t.hsubjectPrefix + key,
+    d,
+  );
   const byKey = new Map<string, { items: Map<number, Packed>; damaged: string[] }>();
   const entry = (k: string) => {
     let h = byKey.get(k);

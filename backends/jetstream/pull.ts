@@ -1,34 +1,43 @@
-// Draining an ephemeral consumer for a scan: pulls that ask for many messages by bytes and answer
-// at once with what is there, and an end the server's own bookkeeping decides.
+// Draining an ephemeral consumer for a scan: pulls that ask for many messages and answer at once
+// with what is there, and an end that holds on nats-server 2.9 and 2.10 alike while others write,
+// delete and purge.
 //
 // Why not the NATS client's fetch(): a fetch waits its whole expiry (at least one second) for a
 // batch it cannot fill, and the client only stops early by counting on the consumer's pending
-// count. Under churn that count is wrong both ways: on nats-server 2.9 a last-per-subject consumer
-// whose next message vanished (overwritten or purged meanwhile) delivers the following one and
-// counts it twice, so pending reaches 0 early and keys go missing from a listing (2 of 200
-// listings under a writer); on 2.10 it stays above 0, and pulls wait for messages that never
-// come (listings of 1 to 5 s; issue 22). Here a pull asks for up to `BATCH` messages or
-// `MAX_BYTES` with `no_wait`, so the server answers as soon as it reaches the end of the stream,
-// and the scan ends when the consumer reports it has looked at the stream past the sequence that
-// was last when the scan began, and every message it reports sent has arrived (it counts a
-// message sent when it queues it: under load a listing that trusted its position alone missed a
-// key still on its way).
+// count, which churn makes wrong both ways (keys went missing from 2 of 200 listings under a
+// writer; other listings waited 1 to 5 s for messages that never came; issue 22).
+//
+// What the servers do, measured, and what this file does about it:
+//
+// - A last-per-subject consumer first delivers, in order, the last message of every subject it
+//   found when it was made: `initial` of them. A message that vanished meanwhile (overwritten,
+//   or purged) is replaced on 2.9 by the next message the filter matches (so the count holds) and
+//   skipped on 2.10. After them come messages written later. So `initial` messages received means
+//   the first part is done.
+// - On 2.9, a purge that empties a subject the consumer's filter covers moves the consumer's
+//   position to the end of the stream while it still has messages to deliver (stream.go: a
+//   filtered purge hands consumers the subject's first sequence, 0 when it is empty, meaning
+//   "everything"): its position alone cannot say it is done. A pull that brings nothing while the
+//   consumer is past the stream's last sequence, and every message it counts as sent has arrived
+//   (it counts a message sent when it queues it), can.
+// - On 2.9, a pull that ends while the consumer holds the next message (its byte limit reached,
+//   or expired) loses that message for good. So pulls ask for a number of messages sized to the
+//   messages seen so far, never for bytes, and expire only with the call's deadline; a pull with
+//   `no_wait` answers at the end of the stream at once. A pull that brings nothing for
+//   `IDLE_MS` is followed by a look at the consumer and another pull.
 
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { UnavailableError } from "../../store/errors.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
 
-// Messages and bytes one pull may bring: a few round trips for a full keyspace of small entries,
-// at most MAX_BYTES on the wire at once for large ones (above the largest message a bucket takes).
-const BATCH = 10_000;
-const MAX_BYTES = 4 * 1024 * 1024;
-// How long a pull that finds nothing to deliver waits before it answers (nanoseconds). It only
-// waits when the consumer's pending count is wrong, so it is short.
-const EMPTY_PULL_NS = 20e6;
-// How long a pull may bring nothing, not even a status, before the scan asks the consumer where
-// it is and pulls again: nats-server 2.9.10 sometimes drops a pull under churn without a word
-// (the consumer reports no waiting request, and its messages stay put until the next pull).
+// How many messages one pull asks for: enough for a few round trips per listing of small entries,
+// sized so that about `PULL_BYTES` come at once.
+const MIN_BATCH = 64;
+const MAX_BATCH = 10_000;
+const PULL_BYTES = 4 * 1024 * 1024;
+// How long a pull may bring nothing, not even a status, before the scan looks at the consumer and
+// pulls again.
 const IDLE_MS = 200;
 // How long to wait before pulling again from a consumer that is not ready yet (a cluster).
 const RETRY_MS = 50;
@@ -56,14 +65,16 @@ export interface DrainTarget {
 
 /**
  * Delivers the messages of consumer `name` to `onMessage`, in the order the server sends them,
- * until the consumer has looked at the stream past `through` (the stream's last sequence read
- * after the consumer was made), or the deadline is cancelled.
+ * until it has delivered the `initial` messages it had when it was made (or, when some vanished,
+ * it is past `through`, the stream's last sequence read after it was made, with nothing more to
+ * give), or the deadline is cancelled.
  *
  * @returns `true` when the drain saw everything, `false` when the deadline cut it short.
  */
 export async function drain(
   t: DrainTarget,
   name: string,
+  initial: number,
   through: Promise<number>,
   d: Deadline,
   onMessage: (m: Pulled) => void,
@@ -73,23 +84,23 @@ export async function drain(
   const sub = t.nc.subscribe(inbox);
   const messages = sub[Symbol.asyncIterator]();
   d.onCancel(() => sub.unsubscribe());
-  const request = ENCODER.encode(
-    JSON.stringify({ batch: BATCH, max_bytes: MAX_BYTES, no_wait: true, expires: EMPTY_PULL_NS }),
-  );
   const next = `$JS.API.CONSUMER.MSG.NEXT.${t.stream}.${name}`;
   // The iterator's next message, kept across pulls when a pull goes idle: it is still coming.
   let coming: Promise<IteratorResult<Msg>> | undefined;
-  // Messages received, and (once the consumer is past the end) how many it has sent: the server
-  // counts a message sent when it queues it, so some may still be on their way.
   let received = 0;
-  let sent: number | undefined;
+  let bytes = 0;
   try {
     while (!d.cancelled) {
-      if (sent === undefined) t.nc.publish(next, request, { reply: inbox });
+      const batch = received === 0
+        ? Math.min(Math.max(initial, 1), MIN_BATCH * 4)
+        : Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.floor(PULL_BYTES / (bytes / received))));
+      const expires = Math.max(1, d.left()) * 1e6;
+      t.nc.publish(next, ENCODER.encode(JSON.stringify({ batch, no_wait: true, expires })), {
+        reply: inbox,
+      });
       let got = 0;
       let end: "full" | "short" | "retry" | undefined;
       while (end === undefined) {
-        if (sent !== undefined && received >= sent) return !d.cancelled;
         coming ??= messages.next();
         const r = await idle(coming, IDLE_MS);
         if (r === "idle") {
@@ -102,22 +113,23 @@ export async function drain(
         const info = m.reply === undefined ? undefined : ackInfo(m.reply);
         if (info !== undefined) {
           received++;
+          bytes += m.data.length + (m.headers === undefined ? 0 : 64) + m.subject.length;
           onMessage({ subject: m.subject, ...info, headers: m.headers, data: m.data });
-          if (++got === BATCH) end = "full";
+          if (received >= initial) return !d.cancelled;
+          if (++got === batch) end = "full";
           continue;
         }
         end = status(m);
-        // Once past the end, only the messages still on their way count.
-        if (sent !== undefined && end !== undefined) end = undefined;
       }
       if (end === "retry") {
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS, d.left())));
-      } else if (end === "short" && sent === undefined) {
-        // The server stopped short: at the end of the stream, at the byte limit, because the
-        // pending count it went by was wrong, or it dropped the pull. Only the consumer's position
-        // says which.
+      } else if (end === "short" && got === 0) {
+        // Nothing came. When the consumer is past the end and everything it sent has arrived, the
+        // messages still missing vanished; otherwise pull again.
         const [ci, last] = await Promise.all([t.jsm.consumers.info(t.stream, name), through]);
-        if (ci.delivered.stream_seq >= last) sent = ci.delivered.consumer_seq;
+        if (ci.delivered.stream_seq >= last && received >= ci.delivered.consumer_seq) {
+          return !d.cancelled;
+        }
       }
     }
     return false;

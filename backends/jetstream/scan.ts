@@ -126,7 +126,14 @@ export async function readAll(
   try {
     if (ci.num_pending > 0) {
       const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
-      complete = await drain({ nc: src.nc, jsm, stream }, ci.name, last, d, onMessage);
+      complete = await drain(
+        { nc: src.nc, jsm, stream },
+        ci.name,
+        ci.num_pending,
+        last,
+        d,
+        onMessage,
+      );
     }
   } finally {
     // Best effort: a consumer whose delete is lost expires on the server by itself.
