@@ -200,8 +200,13 @@ export function verify(all: Map<string, KeyHistory>): HistoryProblem[] {
       prev = v;
       gap = false;
     }
+    // A key written only before history (or only with it off) has no versions to break.
     const newest = h.items.at(-1);
-    if (newest !== undefined && newest.record === undefined && newest.damaged === undefined) {
+    const recorded = h.items.some((v) => v.record !== undefined);
+    if (
+      recorded && newest !== undefined && newest.record === undefined &&
+      newest.damaged === undefined
+    ) {
       if (newest.entry.length > 0) {
         problems.push({
           key,

@@ -11,75 +11,36 @@ import {
   type Store,
 } from "../../mod.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_jetstream_fixture.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 import type { ChurnJob } from "./_churn.ts";
+import { Child } from "./_child.ts";
 
 const CHURN = new URL("./_churn.ts", import.meta.url).pathname;
 const ENCODER = new TextEncoder();
 
 /** A churn process (tests/jetstream/_churn.ts), stopped by closing its stdin. */
 class Churn implements AsyncDisposable {
-  readonly #child: Deno.ChildProcess;
-  readonly #out: Promise<string>;
-  readonly #err: Promise<string>;
-  readonly #ready: Promise<void>;
+  readonly #child: Child;
+  readonly #ready: Promise<unknown>;
 
   constructor(job: ChurnJob) {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: [
-        ...denoRunArgs(),
-        "--allow-net=127.0.0.1",
-        "--allow-env",
-        "--allow-read",
-        "--allow-sys",
-        CHURN,
-        JSON.stringify(job),
-      ],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      env: denoEnv(),
-    }).spawn();
-    const [a, b] = this.#child.stdout.tee();
-    this.#out = new Response(a).text();
-    this.#err = new Response(this.#child.stderr).text();
-    const err = this.#err;
-    this.#ready = (async () => {
-      const reader = b.pipeThrough(new TextDecoderStream()).getReader();
-      let text = "";
-      while (!text.includes('"ready"')) {
-        const { value, done } = await reader.read();
-        if (done) {
-          throw new Error(`the churn process ended before it was ready: ${await err}`);
-        }
-        text += value;
-      }
-      reader.releaseLock();
-      b.cancel().catch(() => {});
-    })();
+    this.#child = new Child(CHURN, job);
+    this.#ready = this.#child.next("ready");
   }
 
-  ready(): Promise<void> {
+  ready(): Promise<unknown> {
     return this.#ready;
   }
 
   /** Stops the process and returns how many writes it made. */
   async stop(): Promise<number> {
-    await this.#child.stdin.close().catch(() => {});
-    const status = await this.#child.status;
-    const out = await this.#out;
-    assert.ok(status.success, `the churn process failed: ${await this.#err}`);
-    const done = out.split("\n").filter((l) => l.includes('"done"')).map((l) => JSON.parse(l));
-    return done[0]?.writes ?? 0;
+    await this.#ready;
+    const [status, lines] = await Promise.all([this.#child.stop(), this.#child.rest()]);
+    assert.ok(status.success, `the churn process failed: ${await this.#child.stderr()}`);
+    return (lines.find((l) => l.t === "done")?.writes as number | undefined) ?? 0;
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await this.#child.status;
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.#child[Symbol.asyncDispose]();
   }
 }
 
