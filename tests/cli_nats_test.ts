@@ -6,6 +6,8 @@ import { type NatsConnection, nkeys } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
   openFileStore,
   openJetStreamStore,
@@ -49,6 +51,16 @@ async function authedServer(): Promise<Authed> {
   }
 }
 
+// A bucket made the way `agentmem bucket init` makes one, with what history needs.
+async function historyBucket(nc: NatsConnection, bucket: string): Promise<void> {
+  await createJetStreamBucket(nc, {
+    bucket,
+    replicas: 1,
+    storage: "file",
+    maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  });
+}
+
 function assertNoSecret(...texts: string[]): void {
   for (const t of texts) {
     assert.ok(!t.includes(PASSWORD) && !t.includes(TOKEN), `a secret was printed: ${t}`);
@@ -56,21 +68,26 @@ function assertNoSecret(...texts: string[]): void {
 }
 
 Deno.test({
-  name: "cli bucket init creates a bucket the backend accepts and prints the nats kv add command",
+  name: "cli bucket init creates a bucket the backend accepts, with history, and prints its command",
   ...needsNats(),
   fn: async () => {
     await using t = await tempDir();
     await using s = await authedServer();
     const command =
-      `nats kv add mem --history=1 --storage=file --replicas=1 --max-value-size=${JETSTREAM_MIN_VALUE_SIZE}`;
+      `agentmem bucket init --bucket=mem --replicas=1 --storage=file --max-value-size=${JETSTREAM_HISTORY_MIN_VALUE_SIZE}`;
     const r = await cli(t.path, ["bucket", "init", "--servers", s.authUrl, "--bucket", "mem"]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, `created bucket mem; the same with the NATS CLI:\n${command}\n`);
+    assert.equal(
+      r.stdout,
+      `created bucket mem with history (streams KV_mem and KVH_mem); to make the same again:\n${command}\n`,
+    );
     assertNoSecret(r.stdout, r.stderr);
     const si = await (await jetstreamManager(s.nc)).streams.info("KV_mem");
-    assert.equal(si.config.max_msgs_per_subject, 1);
+    // Every message of a key is kept until its versions move to the history stream.
+    assert.equal(si.config.max_msgs_per_subject, -1);
     assert.equal(si.config.max_age, 0);
-    assert.equal(si.config.max_msg_size, JETSTREAM_MIN_VALUE_SIZE);
+    assert.equal(si.config.max_msg_size, JETSTREAM_HISTORY_MIN_VALUE_SIZE);
+    assert.equal((await (await jetstreamManager(s.nc)).streams.info("KVH_mem")).config.max_age, 0);
     assert.equal(si.config.num_replicas, 1);
     assert.equal(si.config.storage, "file");
     await openJetStreamStore({ bucket: "mem", prefix: "" }, { nc: s.nc });
@@ -78,7 +95,7 @@ Deno.test({
     assert.equal(again.code, 0);
     assert.match(
       again.stdout,
-      /^bucket mem exists and passes the backend's checks \(left unchanged\)/,
+      /^bucket mem exists with history and passes the backend's checks \(left unchanged\)/,
     );
     const dry = await cli(t.path, [
       "bucket",
@@ -91,7 +108,7 @@ Deno.test({
     ]);
     assert.equal(
       dry.stdout,
-      `nats kv add x --history=1 --storage=file --replicas=3 --max-value-size=${JETSTREAM_MIN_VALUE_SIZE}\n`,
+      `agentmem bucket init --bucket=x --replicas=3 --storage=file --max-value-size=${JETSTREAM_HISTORY_MIN_VALUE_SIZE}\n`,
     );
     const small = await cli(t.path, [
       "bucket",
@@ -120,9 +137,10 @@ Deno.test({
     assert.deepEqual(JSON.parse(mem.stdout), {
       bucket: "volatile",
       result: "created",
-      command: `nats kv add volatile --history=1 --storage=memory --replicas=1 --max-value-size=${
-        2 * JETSTREAM_MIN_VALUE_SIZE
-      }`,
+      command:
+        `agentmem bucket init --bucket=volatile --replicas=1 --storage=memory --max-value-size=${
+          2 * JETSTREAM_MIN_VALUE_SIZE
+        }`,
     });
     const vi = await (await jetstreamManager(s.nc)).streams.info("KV_volatile");
     assert.deepEqual([vi.config.storage, vi.config.max_msg_size], [
@@ -166,7 +184,7 @@ Deno.test({
   fn: async () => {
     await using t = await tempDir();
     await using s = await authedServer();
-    await new Kvm(s.nc).create("mem", { history: 1 });
+    await historyBucket(s.nc, "mem");
     const plain = `nats://127.0.0.1:${s.server.port}`;
     const args = (url: string) => ["info", "--servers", url, "--bucket", "mem"];
     const url = await cli(t.path, args(s.authUrl));
@@ -221,7 +239,7 @@ Deno.test({
     const tokenPlain = `nats://127.0.0.1:${ts.port}`;
     const { connect } = await import("@nats-io/transport-node");
     const tnc = await connect({ servers: ts.url, token: TOKEN });
-    await new Kvm(tnc).create("mem", { history: 1 });
+    await historyBucket(tnc, "mem");
     await tnc.close();
     const tok = await cli(t.path, args(tokenPlain), { env: { NATS_TOKEN: TOKEN } });
     assert.equal(tok.code, 0, tok.stderr);
@@ -239,7 +257,8 @@ Deno.test({
   fn: async () => {
     await using t = await tempDir();
     await using s = await authedServer();
-    const kv = await new Kvm(s.nc).create("mem", { history: 1 });
+    await historyBucket(s.nc, "mem");
+    const kv = await new Kvm(s.nc).open("mem");
     const store = await openJetStreamStore({ bucket: "mem", prefix: "" }, { nc: s.nc });
     await store.create("a.ok", "first", "1");
     await store.create("gone", "deleted", "x");
@@ -305,7 +324,7 @@ Deno.test({
   fn: async () => {
     await using t = await tempDir();
     await using s = await authedServer();
-    await new Kvm(s.nc).create("mem", { history: 1, maxValueSize: JETSTREAM_MIN_VALUE_SIZE });
+    await historyBucket(s.nc, "mem");
     const src = await openFileStore({ dir: `${t.path}/a` });
     for (const [k, d, c] of HOSTILE) await src.create(k, d, c);
     const dump = await cli(t.path, ["export", "--dir", "a"]);
@@ -355,7 +374,7 @@ Deno.test({
   fn: async () => {
     await using t = await tempDir();
     await using s = await authedServer();
-    await new Kvm(s.nc).create("mem", { history: 1 });
+    await historyBucket(s.nc, "mem");
     const rec = (k: string) => JSON.stringify({ key: k, description: "d", content: "c" });
     const r = await cli(t.path, ["import", "--servers", s.authUrl, "--bucket", "mem"], {
       stdin: ["k1", "k2", "k3", "k4"].map(rec).join("\n"),
@@ -401,7 +420,7 @@ Deno.test({
       servers: s.url,
       authenticator: credsAuthenticator(new TextEncoder().encode(credsFile(user))),
     });
-    await new Kvm(nc).create("mem", { history: 1 });
+    await historyBucket(nc, "mem");
     await nc.close();
     const args = ["info", "--servers", s.url, "--bucket", "mem", "--creds"];
     const ok = await cli(t.path, [...args, "user.creds"]);

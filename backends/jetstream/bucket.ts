@@ -18,8 +18,8 @@ import {
 } from "@nats-io/jetstream";
 import { ConfigError, UnavailableError } from "../../store/errors.ts";
 import type { BucketSettings } from "./bucket_settings.ts";
-import { historyStream, missingForHistory } from "./bind.ts";
-import { ANCHOR_NAME } from "./wire.ts";
+import { checkBucket, historyStream, missingForHistory } from "./bind.ts";
+import { ANCHOR_NAME, JETSTREAM_HISTORY_MIN_VALUE_SIZE } from "./wire.ts";
 
 const STREAM_NOT_FOUND = 10059;
 const DUPLICATE_WINDOW_NS = 120e9;
@@ -51,8 +51,17 @@ export async function createJetStreamBucket(
       return "created";
     }
     if (missingForHistory(s.bucket, si, hsi) === undefined) return "exists";
-    if ((si.config.max_msgs_per_subject ?? 0) > 0) {
-      await jsm.streams.update(si.config.name, { ...si.config, max_msgs_per_subject: -1 });
+    // A bucket the backend refuses for other reasons (a TTL, say) is reported, not changed.
+    checkBucket(s.bucket, { ...si, config: { ...si.config, max_msg_size: -1 } });
+    const size = si.config.max_msg_size ?? -1;
+    const perKey = si.config.max_msgs_per_subject ?? 0;
+    if (perKey > 0 || (size > 0 && size < JETSTREAM_HISTORY_MIN_VALUE_SIZE)) {
+      // Every message of a key kept, and room for a version's headers.
+      await jsm.streams.update(si.config.name, {
+        ...si.config,
+        max_msgs_per_subject: -1,
+        max_msg_size: size > 0 ? Math.max(size, JETSTREAM_HISTORY_MIN_VALUE_SIZE) : size,
+      });
     }
     if (hsi === undefined) {
       // The history stream is placed like the bucket.
@@ -68,6 +77,7 @@ export async function createJetStreamBucket(
     if (anchored === null) await writeAnchor(jsm, s.bucket);
     return "upgraded";
   } catch (e) {
+    if (e instanceof ConfigError) throw e;
     // The server's own reason (no address, no credential in it), e.g. too many replicas.
     if (e instanceof JetStreamApiError) {
       throw new ConfigError(`${head}: the server refused: ${e.message}`, { cause: e });
