@@ -68,7 +68,8 @@ function assertNoSecret(...texts: string[]): void {
 }
 
 Deno.test({
-  name: "cli bucket init creates a bucket the backend accepts, with history, and prints its command",
+  name:
+    "cli bucket init creates a bucket the backend accepts, with history, and prints its command",
   ...needsNats(),
   fn: async () => {
     await using t = await tempDir();

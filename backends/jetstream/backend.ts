@@ -37,7 +37,6 @@ import { MarkerPurger } from "./markers.ts";
 import type { Keeper } from "./keeper.ts";
 import { getMessage, movedOf } from "./mover.ts";
 import {
-  isoOfNanos,
   type Link,
   readRecord,
   toVersion,
@@ -171,7 +170,7 @@ export class JetStreamBackend implements BackendOps {
     }
     const entry = parseEntry(m.data, key);
     const revision = checkRevision(m.seq);
-    this.#keeper?.saw(key, revision, m.header);
+    this.#keeper?.saw(key, revision, m.header, m.data);
     if (call.scope !== null && !call.signal?.aborted) {
       call.scope.record(this.#ns, key, revision);
     }
@@ -208,7 +207,7 @@ export class JetStreamBackend implements BackendOps {
             v.headers,
           );
           this.#capacity.wrote(bound, revision, 1);
-          this.#wrote(call, d, w.key, revision, v, false);
+          this.#wrote(call, d, w.key, revision, 0, v, data, false);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -247,7 +246,7 @@ export class JetStreamBackend implements BackendOps {
             v.headers,
           );
           this.#capacity.wrote(counted, revision, 1);
-          this.#wrote(call, d, w.key, revision, v, expected > 0);
+          this.#wrote(call, d, w.key, revision, expected, v, data, expected > 0);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -289,7 +288,7 @@ export class JetStreamBackend implements BackendOps {
       // Counted as a possible new key: a scope restored from a snapshot could name a delete
       // marker's revision, and then this write brings the key back.
       this.#capacity.wrote(before, revision, 1);
-      this.#wrote(call, d, w.key, revision, v, over?.marker ?? false);
+      this.#wrote(call, d, w.key, revision, seen, v, data, over?.marker ?? false);
     });
   }
 
@@ -329,7 +328,9 @@ export class JetStreamBackend implements BackendOps {
         this.#capacity.wrote(before, marker, guess ? 0 : -1);
         // With history, the key's versions move out and its subject is emptied; without, the
         // marker stays (see MARKERS in scan.ts).
-        if (v.record !== undefined) await this.#keeper?.deleted(key, marker, v.record, d);
+        if (v.record !== undefined) {
+          await this.#keeper?.deleted(key, marker, revision, v.record, d);
+        }
         return true;
       }
     });
@@ -367,7 +368,8 @@ export class JetStreamBackend implements BackendOps {
         continue;
       }
       this.#capacity.wrote(from, revision, 1);
-      this.#wrote(call, d, w.key, revision, v, latest !== undefined && !latest.live);
+      const expected = latest?.revision ?? 0;
+      this.#wrote(call, d, w.key, revision, expected, v, data, latest?.live === false);
       return;
     }
   }
@@ -404,7 +406,7 @@ export class JetStreamBackend implements BackendOps {
             const { record } = readRecord(s.headers);
             if (record === undefined) continue;
             const description = headerDescription(s.value, key);
-            out.push(toVersion(key, s.revision, isoOfNanos(s.ns), record, description));
+            out.push(toVersion(key, s.revision, record, description));
           }
           return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         }),
@@ -450,7 +452,7 @@ export class JetStreamBackend implements BackendOps {
       }
       this.#capacity.wrote(before, marker, -1);
       call.scope?.forget(this.#ns, key);
-      await keeper.deleted(key, marker, v.record!, d);
+      await keeper.deleted(key, marker, head!, v.record!, d);
       return String(marker);
     }
     const data = ENCODER.encode(serializeValid(write.description, write.content));
@@ -479,7 +481,7 @@ export class JetStreamBackend implements BackendOps {
       throw stale(key);
     }
     this.#capacity.wrote(from, revision, 1);
-    this.#wrote(call, d, key, revision, v, latest !== undefined && !live);
+    this.#wrote(call, d, key, revision, latest?.revision ?? 0, v, data, latest?.live === false);
     return String(revision);
   }
 
@@ -499,10 +501,22 @@ export class JetStreamBackend implements BackendOps {
       { headers: undefined, record: undefined };
   }
 
-  // After a write landed: the scope learns its revision, the history remembers it.
-  #wrote(call: Call, d: Deadline, key: string, revision: number, v: Written, overMarker: boolean) {
+  // After a write of `data` landed at `revision` over `expected`: the scope learns its revision,
+  // the history remembers it.
+  #wrote(
+    call: Call,
+    d: Deadline,
+    key: string,
+    revision: number,
+    expected: number,
+    v: Written,
+    data: Uint8Array,
+    overMarker: boolean,
+  ): void {
     this.#record(call, d, key, revision);
-    if (v.record !== undefined) this.#keeper?.wrote(key, revision, v.record, overMarker);
+    if (v.record !== undefined) {
+      this.#keeper?.wrote(key, revision, expected, v.record, data, overMarker);
+    }
   }
 
   #namespace(instance: string): string {

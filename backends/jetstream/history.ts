@@ -13,7 +13,7 @@ import type { Deadline } from "./errors.ts";
 import { PREFIX } from "./errors.ts";
 import { getMessage, type HistoryTarget } from "./mover.ts";
 import { decodePack, type Packed } from "./pack.ts";
-import { hashMatches, isoOfNanos, isoOfTimestamp, readRecord, toVersion } from "./provenance.ts";
+import { hashMatches, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, readAll } from "./scan.ts";
 import type { Pulled } from "./pull.ts";
 import { UnavailableError } from "../../store/errors.ts";
@@ -70,7 +70,7 @@ export async function histories(
     const read = readRecord(m.headers);
     entry(k).items.set(m.seq, {
       rev: m.seq,
-      at: isoOfNanos(m.ns),
+      at: read.record?.at ?? isoOfNanos(m.ns),
       record: read.record,
       damaged: read.record === undefined ? read.damaged : undefined,
       entry: isMarkerMessage(m.headers) ? new Uint8Array(0) : m.data,
@@ -100,15 +100,15 @@ export function keptVersions(h: KeyHistory, retention: HistoryRetention): Packed
     if (v.record !== undefined) recorded.push(v);
   }
   if (h.damaged.length > 0) throw damagedError(h.key, undefined);
-  const cutoff = isoOfTimestamp(new Date(Date.now() - retention.days * DAY_MS).toISOString());
+  const cutoff = Date.now() - retention.days * DAY_MS;
   const from = recorded.length - retention.versions;
-  return recorded.filter((v, i) => i >= from || v.at >= cutoff);
+  return recorded.filter((v, i) => i >= from || Date.parse(v.at) >= cutoff);
 }
 
 /** The public view of a kept version. */
 export function versionOf(key: string, v: Packed): Version {
   const description = v.record!.op === "delete" ? undefined : headerDescription(v.entry, key);
-  return toVersion(key, v.rev, v.at, v.record!, description);
+  return toVersion(key, v.rev, v.record!, description);
 }
 
 /** The entry version `revision` of `key` wrote. */
@@ -145,7 +145,7 @@ export async function latestOf(t: HistoryTarget, key: string): Promise<Version |
   if (m === null || isMarkerMessage(m.header)) return undefined;
   const { record } = readRecord(m.header);
   if (record === undefined) return undefined;
-  return toVersion(key, m.seq, isoOfTimestamp(m.timestamp), record, headerDescription(m.data, key));
+  return toVersion(key, m.seq, record, headerDescription(m.data, key));
 }
 
 /**

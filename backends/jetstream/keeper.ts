@@ -1,44 +1,46 @@
 // The write side of a jetstream store's history: what each write chains to, the headers that make
 // the write its own version, and the moves that take old versions out of the listed subjects
 // (mover.ts). One per store handle.
+//
+// A handle remembers, per key, the versions it wrote and read that it knows to be consecutive on
+// the key's subject (a write expected the revision before it), so a move packs them as they are:
+// a pack and a purge, no reads. A key others wrote to meanwhile is read from the stream.
 
 import { headers, type MsgHdrs } from "@nats-io/nats-core";
 import type { Call } from "../../store/_store.ts";
 import { Deadline } from "./errors.ts";
-import {
-  getMessage,
-  type HistoryTarget,
-  type Moved,
-  movedOf,
-  moveKey,
-  prune,
-  type StoredMsgLike,
-} from "./mover.ts";
+import { getMessage, type HistoryTarget, type Moved, movedOf, moveKey, prune } from "./mover.ts";
+import type { Packed } from "./pack.ts";
 import { type Link, newRecord, readRecord, setRecord, type VersionRecord } from "./provenance.ts";
 import { isMarkerMessage } from "./scan.ts";
 
 /**
  * A live key's versions are moved out once this many have gathered on its subject, so a listing
  * meets at most this many messages per key (all of them cost it on nats-server 2.10), while a
- * move (a few reads, one pack, one purge) is shared by this many updates.
+ * move (one pack, one purge) is shared by this many updates.
  */
-export const MOVE_EVERY = 4;
-// A key's history is pruned once every this many moves.
-const PRUNE_EVERY = 8;
-// How many keys' links and move states a handle remembers.
-const REMEMBERED = 4096;
+export const MOVE_EVERY = 8;
+// A key's history is pruned once every this many of its moves.
+const PRUNE_EVERY = 16;
+// How many keys a handle remembers.
+const REMEMBERED = 1024;
 // How many moves run at once in the background.
 const MOVES_IN_FLIGHT = 4;
+const EMPTY = new Uint8Array(0);
 
-/** What a handle remembers of a key it wrote or read. */
+/** What a handle remembers of a key. */
 interface Known {
-  /** The revision it saw last, and the hash of that version (`undefined`: no record). */
+  /** The newest revision it saw (read or wrote), and that version's hash when it has a record. */
   readonly rev: number;
   readonly link: Link | undefined;
   /** Whether that revision is a delete marker. */
   readonly marker: boolean;
-  /** Versions written on the key's subject since the last move this handle knows of. */
-  readonly unmoved: number;
+  /** Versions it holds, consecutive on the key's subject, ending at `rev`. */
+  readonly chain: Packed[];
+  /** The revision just before `chain`'s first, when known. */
+  readonly after: number | undefined;
+  /** Moves of the key this handle made. */
+  readonly moves: number;
 }
 
 /** The history side of one store handle's writes. */
@@ -48,20 +50,27 @@ export class Keeper {
   readonly #moved = new Map<string, Moved>();
   readonly #moving = new Map<string, Promise<void>>();
   readonly #queued = new Set<string>();
-  #moves = 0;
 
   constructor(target: HistoryTarget) {
     this.target = target;
   }
 
-  /** Remembers what a read or a write saw of `key`: the revision and its record. */
-  saw(key: string, rev: number, header: MsgHdrs | undefined, unmoved?: number): void {
+  /** Remembers a version a read (or a look) saw: its revision, headers and value. */
+  saw(key: string, rev: number, header: MsgHdrs | undefined, data?: Uint8Array): void {
+    const known = this.#known.get(key);
+    if (known?.rev === rev) return;
     const { record } = readRecord(header);
+    const marker = isMarkerMessage(header);
+    const chain = record === undefined || data === undefined ? [] : [
+      { rev, at: record.at, record, entry: marker ? EMPTY : data },
+    ];
     this.#remember(key, {
       rev,
       link: record === undefined ? undefined : { hash: record.hash },
-      marker: isMarkerMessage(header),
-      unmoved: unmoved ?? this.#known.get(key)?.unmoved ?? 1,
+      marker,
+      chain,
+      after: undefined,
+      moves: known?.moves ?? 0,
     });
   }
 
@@ -84,7 +93,7 @@ export class Keeper {
     if (known?.rev === rev) return { link: known.link, marker: known.marker };
     const m = await getMessage(this.target, this.target.stream, { seq: rev });
     if (m === null || m.subject !== this.target.subjectPrefix + key) return undefined;
-    this.saw(key, rev, m.header);
+    this.saw(key, rev, m.header, m.data);
     return { link: this.#known.get(key)?.link, marker: isMarkerMessage(m.header) };
   }
 
@@ -113,44 +122,48 @@ export class Keeper {
   }
 
   /**
-   * After a create or an update of `key` landed at `rev`: remembers it, and once enough
-   * versions gathered on the key's subject (or it came back over a delete marker), moves them out
-   * in the background.
+   * After a create or an update of `key` landed at `rev`, over `expected` (the revision it
+   * expected, 0 for nothing): remembers it, and once enough versions gathered on the key's subject
+   * (or it came back over a delete marker), moves them out in the background.
    */
-  wrote(key: string, rev: number, record: VersionRecord, overMarker: boolean): void {
-    const before = this.#known.get(key);
-    const unmoved = record.op === "create" ? 1 : (before?.unmoved ?? 1) + 1;
-    this.#remember(key, { rev, link: { hash: record.hash }, marker: false, unmoved });
-    if (overMarker || unmoved >= MOVE_EVERY) this.moveSoon(key);
+  wrote(
+    key: string,
+    rev: number,
+    expected: number,
+    record: VersionRecord,
+    entry: Uint8Array,
+    overMarker: boolean,
+  ): void {
+    const known = this.#extend(key, rev, expected, record, entry);
+    if (overMarker || known.chain.length >= MOVE_EVERY) this.moveSoon(key);
   }
 
   /**
-   * After a delete of `key` landed at `marker`: moves the key's versions out, the marker
-   * included, so the key's subject is empty again. The delete is done whatever this does; a
-   * move that fails is finished by the next listing that meets the marker.
+   * After a delete of `key` landed at `marker` over `expected`: moves the key's versions out, the
+   * marker included, so the key's subject is empty again. The delete is done whatever this does;
+   * a move that fails is finished by the next listing that meets the marker.
    */
-  async deleted(key: string, marker: number, record: VersionRecord, d: Deadline): Promise<void> {
-    this.#remember(key, { rev: marker, link: { hash: record.hash }, marker: true, unmoved: 0 });
-    const h = headers();
-    setRecord(h, record);
-    h.set("KV-Operation", "DEL");
-    await this.#move(key, d, { seq: marker, header: h }).catch(() => {});
+  async deleted(
+    key: string,
+    marker: number,
+    expected: number,
+    record: VersionRecord,
+    d: Deadline,
+  ): Promise<void> {
+    this.#extend(key, marker, expected, record, EMPTY);
+    await this.#move(key, d).catch(() => {});
   }
 
   /** Moves `key`'s versions in the background, one move per key at a time. */
   moveSoon(key: string): void {
-    if (this.#moving.has(key)) {
-      this.#queued.add(key);
-      return;
-    }
-    if (this.#moving.size >= MOVES_IN_FLIGHT) {
+    if (this.#moving.has(key) || this.#moving.size >= MOVES_IN_FLIGHT) {
       this.#queued.add(key);
       return;
     }
     const run = (async () => {
       const d = new Deadline(this.target.timeout);
       try {
-        await this.#move(key, d, undefined);
+        await this.#move(key, d);
       } catch {
         // Housekeeping: the versions stay where they are, as readable, until the next move.
       } finally {
@@ -180,14 +193,49 @@ export class Keeper {
     }
   }
 
-  async #move(key: string, d: Deadline, head: StoredMsgLike | undefined): Promise<void> {
-    const moved = await moveKey(this.target, key, d, { head, moved: this.#moved.get(key) });
-    this.#moved.set(key, moved);
+  // Adds a version this handle wrote over `expected` to what it knows of the key.
+  #extend(
+    key: string,
+    rev: number,
+    expected: number,
+    record: VersionRecord,
+    entry: Uint8Array,
+  ): Known {
+    const before = this.#known.get(key);
+    const version: Packed = { rev, at: record.at, record, entry };
+    const follows = before !== undefined && before.rev === expected;
+    const known: Known = {
+      rev,
+      link: { hash: record.hash },
+      marker: record.op === "delete",
+      chain: follows ? [...before.chain, version] : [version],
+      after: follows ? before.after : expected,
+      moves: before?.moves ?? 0,
+    };
+    this.#remember(key, known);
+    return known;
+  }
+
+  async #move(key: string, d: Deadline): Promise<void> {
     const known = this.#known.get(key);
-    if (known !== undefined) this.#remember(key, { ...known, unmoved: 1 });
-    if (++this.#moves % PRUNE_EVERY === 0 || (head !== undefined && isMarkerMessage(head.header))) {
-      await prune(this.target, key, d);
-    }
+    const chain = known === undefined ? undefined : { after: known.after, versions: known.chain };
+    const moved = await moveKey(this.target, key, d, {
+      moved: this.#moved.get(key),
+      chain,
+    });
+    this.#moved.set(key, moved);
+    const now = this.#known.get(key);
+    if (now === undefined) return;
+    // What was moved is no longer held; what was written meanwhile stays.
+    const rest = now.chain.filter((v) => v.rev > moved.to);
+    const moves = now.moves + 1;
+    this.#remember(key, {
+      ...now,
+      chain: rest,
+      after: rest.length === now.chain.length ? now.after : moved.to,
+      moves,
+    });
+    if (moves % PRUNE_EVERY === 0 || now.marker) await prune(this.target, key, d);
   }
 
   #remember(key: string, known: Known): void {

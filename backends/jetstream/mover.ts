@@ -20,7 +20,7 @@
 // per key (history off) loses messages through its limit, which writes no tombstone either: that
 // is why such a bucket keeps its delete markers 30 minutes (see `MARKERS` in scan.ts).
 
-import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, StoredMsg } from "@nats-io/jetstream";
 import type { HistoryRetention } from "../../store/history.ts";
 import { isWrongLastSequence } from "./errors.ts";
@@ -88,12 +88,15 @@ export async function movedOf(t: HistoryTarget, key: string): Promise<Moved> {
     : { seq: m.seq, to: info.to, last: info.last };
 }
 
-/** One version as the bucket's stream holds it, ready to pack. */
+/**
+ * One version as the bucket's stream holds it, ready to pack: its time is its record's (the
+ * writer's clock, which the chain hash covers), or for a message without a record the server's.
+ */
 export function packedOf(m: Pick<StoredMsg, "seq" | "timestamp" | "header" | "data">): Packed {
   const read = readRecord(m.header);
   return {
     rev: m.seq,
-    at: isoOfTimestamp(m.timestamp),
+    at: read.record?.at ?? isoOfTimestamp(m.timestamp),
     record: read.record,
     damaged: read.record === undefined ? read.damaged : undefined,
     entry: isMarkerMessage(m.header) ? new Uint8Array(0) : m.data,
@@ -101,9 +104,19 @@ export function packedOf(m: Pick<StoredMsg, "seq" | "timestamp" | "header" | "da
 }
 
 /**
+ * Versions of one key a handle knows to be consecutive on the key's subject, oldest first: what it
+ * wrote (each write expected the revision before it) and read. `after` is the revision just
+ * before the first of them, when known.
+ */
+export interface Chain {
+  readonly after: number | undefined;
+  readonly versions: readonly Packed[];
+}
+
+/**
  * Moves `key`'s versions into the history stream and purges them from the bucket's stream (see
- * the top of this file). `head` is the key's newest message when the caller just wrote or read
- * it; `moved` what the caller knows the history stream holds of it.
+ * the top of this file), up to its newest version the caller knows of (`chain`'s last), or its
+ * newest message. Versions the caller holds (`chain`) are packed as they are; the others are read.
  *
  * @returns What the history stream holds of the key now.
  */
@@ -111,23 +124,20 @@ export async function moveKey(
   t: HistoryTarget,
   key: string,
   d: Deadline,
-  known: { head?: StoredMsgLike | undefined; moved?: Moved | undefined } = {},
+  known: { moved?: Moved | undefined; chain?: Chain | undefined } = {},
 ): Promise<Moved> {
   const subject = t.subjectPrefix + key;
-  const head = known.head ?? await getMessage(t, t.stream, { last_by_subj: subject });
+  const last = known.chain?.versions.at(-1);
+  const head: { seq: number; marker: boolean } | undefined = last !== undefined
+    ? { seq: last.rev, marker: last.record?.op === "delete" }
+    : await getMessage(t, t.stream, { last_by_subj: subject }).then((m) =>
+      m === null ? undefined : { seq: m.seq, marker: isMarkerMessage(m.header) }
+    );
   let moved = known.moved ?? await movedOf(t, key);
-  if (head === null) return moved;
+  if (head === undefined) return moved;
   for (let attempt = 1; head.seq > moved.to; attempt++) {
-    // Every message of the key after the last one moved, up to the head.
-    const unmoved: Packed[] = [];
-    for (let seq = moved.to + 1; seq <= head.seq && !d.cancelled;) {
-      const m = seq === head.seq && isFull(head)
-        ? head
-        : await getMessage(t, t.stream, { seq, next_by_subj: subject });
-      if (m === null || m.seq > head.seq) break;
-      unmoved.push(packedOf(m));
-      seq = m.seq + 1;
-    }
+    const unmoved = fromChain(known.chain, moved.to) ??
+      await readUnmoved(t, subject, moved.to, head.seq, d);
     if (d.cancelled) return moved;
     try {
       moved = await publishPacks(t, key, unmoved, moved);
@@ -139,7 +149,7 @@ export async function moveKey(
     }
   }
   if (d.cancelled) return moved;
-  if (isMarkerMessage(head.header)) {
+  if (head.marker) {
     if (await mayEmpty(t, subject)) {
       await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.seq + 1 });
     }
@@ -149,17 +159,30 @@ export async function moveKey(
   return moved;
 }
 
-/** A stored message with what a pack needs of it. */
-export type FullMsg = Pick<StoredMsg, "seq" | "timestamp" | "header" | "data">;
+// The versions after `movedTo` from what the caller holds, when it holds all of them.
+function fromChain(chain: Chain | undefined, movedTo: number): Packed[] | undefined {
+  if (chain === undefined || chain.versions.length === 0) return undefined;
+  const at = chain.versions.findIndex((v) => v.rev === movedTo);
+  if (at >= 0) return chain.versions.slice(at + 1);
+  return chain.after === movedTo ? [...chain.versions] : undefined;
+}
 
-/** A key's newest message: what a read of it got, or what a write of it knows. */
-export type StoredMsgLike = FullMsg | {
-  readonly seq: number;
-  readonly header: MsgHdrs | undefined;
-};
-
-function isFull(m: StoredMsgLike): m is FullMsg {
-  return "timestamp" in m && "data" in m;
+// Every message of the key after `movedTo`, up to `head`, read from the bucket's stream.
+async function readUnmoved(
+  t: HistoryTarget,
+  subject: string,
+  movedTo: number,
+  head: number,
+  d: Deadline,
+): Promise<Packed[]> {
+  const unmoved: Packed[] = [];
+  for (let seq = movedTo + 1; seq <= head && !d.cancelled;) {
+    const m = await getMessage(t, t.stream, { seq, next_by_subj: subject });
+    if (m === null || m.seq > head) break;
+    unmoved.push(packedOf(m));
+    seq = m.seq + 1;
+  }
+  return unmoved;
 }
 
 // Writes `versions` (oldest first) as packs after `moved`, each expecting the one before.
@@ -218,16 +241,20 @@ async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {
  */
 export async function prune(t: HistoryTarget, key: string, d: Deadline): Promise<void> {
   const { versions, days } = t.retention;
-  const cutoff = new Date(Date.now() - days * DAY_MS).toISOString();
+  const cutoff = Date.now() - days * DAY_MS;
   const subject = t.hsubjectPrefix + key;
-  const packs: { seq: number; count: number; lastAt: string }[] = [];
+  const packs: { seq: number; count: number; lastAt: number }[] = [];
   const { complete } = await readAll(t, t.hstream, subject, d, {
     lastPerSubject: false,
     headersOnly: true,
   }, (m) => {
     const info = packInfo(m.headers);
     // Something that is no pack is kept, and so is everything after it.
-    packs.push({ seq: m.seq, count: info?.count ?? versions, lastAt: info?.lastAt ?? cutoff });
+    packs.push({
+      seq: m.seq,
+      count: info?.count ?? versions,
+      lastAt: info === undefined ? Number.POSITIVE_INFINITY : Date.parse(info.lastAt),
+    });
   });
   if (!complete || packs.length < 2) return;
   // From the newest back: the packs holding the newest `versions` versions, or young ones.
@@ -235,7 +262,7 @@ export async function prune(t: HistoryTarget, key: string, d: Deadline): Promise
   let keepFrom = packs.length - 1;
   for (let i = packs.length - 1; i >= 0; i--) {
     const p = packs[i]!;
-    if (newer < versions || p.lastAt >= cutoff) keepFrom = i;
+    if (newer < versions || !(p.lastAt < cutoff)) keepFrom = i;
     else break;
     newer += p.count;
   }

@@ -3,8 +3,9 @@
 // (the previous version's hash and its own). The value
 // is the entry's bytes as every backend writes them, so entries move between backends unchanged.
 //
-// The hash covers the writer's clock (`Agentmem-At`), since it is made before the server stamps
-// the message; `Version.at` is the server's timestamp, the storage's clock.
+// A version's time (`Version.at`) is its writer's clock (`Agentmem-At`), as with the file backend:
+// the hash covers it (it is made before the server stamps the message, and the server's stamp is
+// covered by nothing), and a version keeps it when it is moved to the history stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
 import { chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
@@ -159,11 +160,10 @@ export function hashMatches(key: string, r: VersionRecord, entry: Uint8Array): b
   return chainHash(r.prev, { ...r, key }, entry) === r.hash;
 }
 
-/** The public view of a version: its revision (the stream sequence) and server time. */
+/** The public view of a version: its revision is the stream sequence it was written at. */
 export function toVersion(
   key: string,
   revision: number,
-  at: string,
   r: VersionRecord,
   description: string | undefined,
 ): Version {
@@ -171,7 +171,7 @@ export function toVersion(
     key,
     revision: String(revision),
     op: r.op,
-    at,
+    at: r.at,
     ...(description === undefined || r.op === "delete" ? {} : { description }),
     ...(r.run === undefined ? {} : { run: r.run }),
     ...(r.actor === undefined ? {} : { actor: r.actor }),
