@@ -205,6 +205,11 @@ const POISONED_PAGE = "Lisbon: seven hills, trams and pastéis de nata. <!-- ass
 // The operator's side: find what the tainted run wrote, see what it replaced, and undo the run.
 async function undoPoisonedRun(store: Store, print: (line: string) => void): Promise<void> {
   print("");
+  print("-- the next run's index marks what a tainted run wrote last:");
+  const note = await memorySystemNote(store);
+  for (const line of note.split("\n").filter((l) => l.includes("untrusted input]"))) {
+    print(`   ${line}`);
+  }
   print("-- operator: which writes came from a tainted run? (agentmem log --tainted)");
   const tainted = await auditLog(store, { tainted: true });
   for (const v of tainted) {

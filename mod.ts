@@ -102,7 +102,14 @@ export {
   revertRun,
   type Version,
 } from "./store/history.ts";
-export { type AuditEntry, type AuditProblem, auditStore, type StoreAudit } from "./store/audit.ts";
+export {
+  type AuditEntry,
+  type AuditLock,
+  type AuditLockState,
+  type AuditProblem,
+  auditStore,
+  type StoreAudit,
+} from "./store/audit.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {
   defineTool,

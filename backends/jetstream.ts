@@ -214,14 +214,23 @@ const JETSTREAM_OPTIONS = {
 type Client = {
   readonly jetstream: typeof import("@nats-io/jetstream").jetstream;
   readonly Kvm: typeof import("@nats-io/kv").Kvm;
+  readonly headers: typeof import("@nats-io/nats-core").headers;
 };
 
 let client: Promise<Client> | undefined;
 
 // The NATS modules load on first use, so a host that only uses the file backend never loads them.
 function loadClient(): Promise<Client> {
-  client ??= Promise.all([import("@nats-io/jetstream"), import("@nats-io/kv")]).then(
-    ([jsModule, kvModule]) => ({ jetstream: jsModule.jetstream, Kvm: kvModule.Kvm }),
+  client ??= Promise.all([
+    import("@nats-io/jetstream"),
+    import("@nats-io/kv"),
+    import("@nats-io/nats-core"),
+  ]).then(
+    ([jsModule, kvModule, core]) => ({
+      jetstream: jsModule.jetstream,
+      Kvm: kvModule.Kvm,
+      headers: core.headers,
+    }),
     (e) => {
       client = undefined;
       throw new ConfigError(`${PREFIX} Cannot load the NATS client modules`, { cause: e });
@@ -271,7 +280,7 @@ export async function openJetStreamStore(
   const prefix = resolvePrefix(decoded.prefix, deps.identity);
   const nc = checkConnection(deps.nc);
   const warn = checkWarn(deps.onWarning);
-  const { jetstream, Kvm } = await loadClient();
+  const { jetstream, Kvm, headers } = await loadClient();
 
   const retention = retentionOf(BACKEND, decoded.history);
 
@@ -345,6 +354,7 @@ export async function openJetStreamStore(
     hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
     anchor,
     retention,
+    headers,
   });
   return buildStore(
     new JetStreamBackend({
@@ -363,6 +373,7 @@ export async function openJetStreamStore(
       warn,
       keepsAll,
       keeper,
+      headers,
     }),
   );
 }

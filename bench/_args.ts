@@ -4,197 +4,108 @@ import { parseArgs } from "node:util";
 import { MAX_ENTRIES } from "../mod.ts";
 import type { Backend, Op } from "./_protocol.ts";
 
-/** A part of the benchmark. */
-export type Suite = "main" | "lists" | "micro" | "peers";
-const SUITES: readonly Suite[] = ["main", "lists", "micro", "peers"];
+// The parts of the benchmark.
+const SUITES = ["main", "lists", "micro", "peers"] as const;
+type Suite = typeof SUITES[number];
 
 /** A keyspace: shared by every process, or one private set of keys per process. */
 export type Keyspace = "contended" | "disjoint";
 
-/** The parsed flags. */
-export interface Config {
-  readonly processes: number;
-  readonly ops: number;
-  readonly keys: number;
-  readonly keyspaces: readonly Keyspace[];
-  readonly valueSize: number;
-  /** The phases to run, in order, with the weight that splits `ops` between the weighted ones. */
-  readonly mix: readonly { readonly op: Op; readonly weight: number }[];
-  readonly mixText: string;
-  readonly backends: readonly Backend[];
-  readonly trials: number;
-  /** Which parts run: main (the worker-pool runs), lists, micro, peers. */
-  readonly suites: readonly Suite[];
-  readonly listEntries: number;
-  readonly listValueSizes: readonly number[];
-  readonly listReps: number;
-  readonly warmup: number;
-  readonly servers: readonly string[] | undefined;
-  readonly dir: string | undefined;
-  readonly json: string | undefined;
-  readonly writeBenchMd: boolean;
-  readonly quick: boolean;
-  readonly strict: boolean;
-}
+/** The parsed flags. `mix` is the phases in order, each weight splitting `ops` between them. */
+export type Config = Exclude<ReturnType<typeof parseConfig>, "help">;
 
-/** The usage text `--help` prints. */
-export const USAGE = `Usage: deno task bench [flags]
-
-Spawns worker processes (bench/worker.ts) that hammer one shared directory (file backend) and
-one shared bucket (jetstream backend), next to the floors (the fastest way to do the same job on
-Deno, bench/_raw.ts) run the same way; then the single-process measurements (bench/micro.ts) and
-the peers (bench/peers.ts). Reports ops/s, latency percentiles, conflicts, retries and the speed
-targets. Invariants are checked as it runs; a broken one makes the exit status non-zero. A full
-run takes about 5 minutes on 2 cores; --quick about 15 seconds.
-
-  --processes N        worker processes for the main runs (default 4)
-  --ops N              update/read/counter operations per process, split by --mix (default 1500)
-  --keys N             key-space size: shared keys (contended) or keys per process (disjoint);
-                       create and delete visit every key once per process (default 64)
-  --keyspace K         contended, disjoint or both (default both)
-  --value-size BYTES   body size of every entry written (default 1024)
-  --mix SPEC           phases in order; weights split --ops between update, read and counter
-                       (default "create,update=2,read=2,counter=1,delete")
-  --backend B          file, jetstream or both (default both)
-  --trials N           repeated runs per target; medians are reported (default 5)
-  --suites LIST        parts to run (default main,lists,micro,peers): main = the worker-pool
-                       runs above; lists = listing 1,024 entries; micro = exists-create,
-                       capacity, readBeforeUpdate, 16 in flight (bench/micro.ts); peers = the
-                       peers and lost-update tables (bench/peers.ts)
-  --list-entries N     entries in the listing benchmark, 0 to skip it (default ${MAX_ENTRIES})
-  --list-value-sizes L body sizes of those entries, one listing benchmark each
-                       (default 1024,65536)
-  --list-reps N        timed listings per method (default 5)
-  --warmup N           untimed operations of each kind per worker and target (default 200)
-  --servers URLS       comma-separated NATS URLs to use instead of a private nats-server
-  --dir PATH           parent of the shared directories (default: a new temp directory)
-  --json PATH          write every measurement and the summary as JSON
-  --write-bench-md     write BENCH.md and bench/results.json
-  --quick              a CI smoke run: small sizes, one trial, invariants only (< 1 minute)
-  --strict             exit non-zero when a speed target is missed, too
-  --help               print this text
-`;
+/** The usage text `--help` prints (bench/usage.txt); its flags are the ones parsed. */
+export const USAGE = Deno.readTextFileSync(new URL("usage.txt", import.meta.url))
+  .replace("{MAX_ENTRIES}", String(MAX_ENTRIES));
 
 const OPS: readonly Op[] = ["create", "update", "read", "delete", "counter"];
+// The flags, read off the usage text: `--name VALUE` takes a value, `--name` is a switch.
+const FLAGS = [...USAGE.matchAll(/^ {2}--([a-z-]+)( [A-Z])?/gm)];
+const OPTIONS = Object.fromEntries(
+  FLAGS.map(([, name, value]) => [name, { type: value ? "string" as const : "boolean" as const }]),
+);
+
+function fail(message: string): never {
+  throw new Error(message);
+}
 
 /** Parses `args`; throws an `Error` whose message is fit for the user. */
-export function parseConfig(args: string[]): Config | "help" {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      processes: { type: "string" },
-      ops: { type: "string" },
-      keys: { type: "string" },
-      keyspace: { type: "string" },
-      "value-size": { type: "string" },
-      mix: { type: "string" },
-      backend: { type: "string" },
-      trials: { type: "string" },
-      suites: { type: "string" },
-      "list-entries": { type: "string" },
-      "list-value-sizes": { type: "string" },
-      "list-reps": { type: "string" },
-      warmup: { type: "string" },
-      servers: { type: "string" },
-      dir: { type: "string" },
-      json: { type: "string" },
-      "write-bench-md": { type: "boolean" },
-      quick: { type: "boolean" },
-      strict: { type: "boolean" },
-      help: { type: "boolean" },
-    },
-  });
-  if (values.help) return "help";
+export function parseConfig(args: string[]) {
+  const parsed = parseArgs({ args, strict: true, allowPositionals: false, options: OPTIONS });
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help === true) return "help";
+  const text = (name: string) => values[name] as string | undefined;
+  const list = (name: string, fallback: string) =>
+    (text(name) ?? fallback).split(",").map((s) => s.trim());
   const quick = values.quick === true;
-  const int = (name: string, text: string | undefined, fallback: number, min = 1) => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
+  const int = (name: string, fallback: number, min = 1, given = text(name)) => {
+    const n = Number(given ?? fallback);
     if (!Number.isSafeInteger(n) || n < min) {
-      throw new Error(`Invalid --${name} "${text}": expected an integer of at least ${min}`);
+      fail(`Invalid --${name} "${given}": expected an integer of at least ${min}`);
     }
     return n;
   };
-  const processes = int("processes", values.processes, quick ? 2 : 4);
-  const keys = int("keys", values.keys, quick ? 8 : 64);
-  const keyspaceText = values.keyspace ?? "both";
-  const keyspaces = choice("keyspace", keyspaceText, ["contended", "disjoint", "both"]);
-  const backendText = values.backend ?? "both";
-  choice("backend", backendText, ["file", "jetstream", "both"]);
-  const suites = (values.suites ?? SUITES.join(",")).split(",").map((t) =>
-    choice("suites", t.trim(), SUITES) as Suite
-  );
-  const mixText = values.mix ?? "create,update=2,read=2,counter=1,delete";
-  const config: Config = {
-    processes,
-    ops: int("ops", values.ops, quick ? 30 : 1500),
-    keys,
-    keyspaces: keyspaces === "both" ? ["contended", "disjoint"] : [keyspaces as Keyspace],
-    valueSize: int("value-size", values["value-size"], 1024, 0),
+  // One of two, or "both".
+  const either = (name: string, pair: string[]) => {
+    const value = choice(name, text(name) ?? "both", [...pair, "both"]);
+    return value === "both" ? pair : [value];
+  };
+  const mixText = text("mix") ?? "create,update=2,read=2,counter=1,delete";
+  const config = {
+    processes: int("processes", quick ? 2 : 4),
+    ops: int("ops", quick ? 30 : 1500),
+    keys: int("keys", quick ? 8 : 64),
+    keyspaces: either("keyspace", ["contended", "disjoint"]) as Keyspace[],
+    valueSize: int("value-size", 1024, 0),
     mix: parseMix(mixText),
     mixText,
-    backends: backendText === "both" ? ["file", "jetstream"] : [backendText as Backend],
-    trials: int("trials", values.trials, quick ? 1 : 5),
-    suites,
-    listEntries: int("list-entries", values["list-entries"], quick ? 128 : MAX_ENTRIES, 0),
-    listValueSizes: (values["list-value-sizes"] ?? "1024,65536").split(",").map((s) =>
-      int("list-value-sizes", s.trim(), 0, 0)
+    backends: either("backend", ["file", "jetstream"]) as Backend[],
+    trials: int("trials", quick ? 1 : 5),
+    suites: list("suites", SUITES.join(",")).map((s) => choice("suites", s, SUITES) as Suite),
+    listEntries: int("list-entries", quick ? 128 : MAX_ENTRIES, 0),
+    listValueSizes: list("list-value-sizes", "1024,65536").map((s) =>
+      int("list-value-sizes", 0, 0, s)
     ),
-    listReps: int("list-reps", values["list-reps"], quick ? 1 : 5),
-    warmup: int("warmup", values.warmup, quick ? 3 : 200, 0),
-    servers: values.servers?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
-    dir: values.dir,
-    json: values.json,
+    listReps: int("list-reps", quick ? 1 : 5),
+    warmup: int("warmup", quick ? 3 : 200, 0),
+    servers: text("servers")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    dir: text("dir"),
+    json: text("json"),
     writeBenchMd: values["write-bench-md"] === true,
     quick,
     strict: values.strict === true,
   };
-  checkCapacity(config);
+  // The store's capacity bounds the keys a run may create.
+  for (const keyspace of config.keyspaces) {
+    const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
+    if (total + 1 > MAX_ENTRIES) {
+      fail(
+        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
+      );
+    }
+  }
+  if (config.listEntries > MAX_ENTRIES) fail(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
   return config;
 }
 
 function choice(name: string, value: string, allowed: readonly string[]): string {
-  if (!allowed.includes(value)) {
-    throw new Error(`Invalid --${name} "${value}": expected one of ${allowed.join(", ")}`);
-  }
-  return value;
+  if (allowed.includes(value)) return value;
+  return fail(`Invalid --${name} "${value}": expected one of ${allowed.join(", ")}`);
 }
 
 /** Parses `create,update=2,read=2,counter=1,delete`. */
 export function parseMix(text: string): { op: Op; weight: number }[] {
   const mix: { op: Op; weight: number }[] = [];
+  const bad = (why: string) => fail(`Invalid --mix "${text}": ${why}`);
   for (const part of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
-    const [name, weightText] = part.split("=", 2) as [string, string | undefined];
-    if (!OPS.includes(name as Op)) {
-      throw new Error(`Invalid --mix "${text}": unknown operation "${name}" (${OPS.join(", ")})`);
-    }
+    const [name, weightText] = part.split("=", 2) as [Op, string | undefined];
+    if (!OPS.includes(name)) bad(`unknown operation "${name}" (${OPS.join(", ")})`);
     const weight = weightText === undefined ? 1 : Number(weightText);
-    if (!Number.isFinite(weight) || weight < 0) {
-      throw new Error(`Invalid --mix "${text}": weight of "${name}" is not a number >= 0`);
-    }
-    if (mix.some((m) => m.op === name)) {
-      throw new Error(`Invalid --mix "${text}": "${name}" appears twice`);
-    }
-    mix.push({ op: name as Op, weight });
+    if (!Number.isFinite(weight) || weight < 0) bad(`weight of "${name}" is not a number >= 0`);
+    if (mix.some((m) => m.op === name)) bad(`"${name}" appears twice`);
+    mix.push({ op: name, weight });
   }
-  if (mix.length === 0) throw new Error(`Invalid --mix "${text}": no operation`);
-  return mix;
-}
-
-// The store's capacity bounds the keys a run may create.
-function checkCapacity(config: Config): void {
-  for (const keyspace of config.keyspaces) {
-    const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
-    if (total + 1 > MAX_ENTRIES) {
-      throw new Error(
-        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
-      );
-    }
-  }
-  if (config.listEntries > MAX_ENTRIES) {
-    throw new Error(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
-  }
+  return mix.length > 0 ? mix : bad("no operation");
 }
 
 /** Operations per process of each weighted phase. */

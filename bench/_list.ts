@@ -1,89 +1,67 @@
-// Listing strategies, each timed once over a location seeded with entries.
-//
-// - `file`: the library's `list()`.
-// - `file-headers`: the floor (bench/_raw.ts): one `readDirSync` pass, the first KiB of each
-//   entry, decode, find the description line.
-// - `file-bodies`: what a list that reads bodies costs: `readFileSync` of every entry.
-// - `jetstream`: the library's `list()`.
-// - `jetstream-watch`: one pass of a `kv.watch()` over the bucket's last values, no parsing.
-// - `jetstream-keys-get`: the naive listing: `kv.keys()`, then one `kv.get()` per key.
+// Listing strategies, each timed once over a location seeded with entries: the library's `list()`
+// (`file`, `jetstream`), the file floor (`file-headers`, bench/_raw.ts), `readFileSync` of every
+// entry (`file-bodies`), one `kv.watch()` pass (`jetstream-watch`) and the naive listing,
+// `kv.keys()` then one `kv.get()` per key (`jetstream-keys-get`).
 
-import { Kvm } from "@nats-io/kv";
+import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { openFileStore, type Store } from "../mod.ts";
-import type { ListCommand, ListResult } from "./_protocol.ts";
-import type { JetStreamOpener } from "./_jetstream_targets.ts";
+import { needNats, openStore } from "./_location.ts";
+import type { Command, ListMethod, Location } from "./_protocol.ts";
 import { rawList } from "./_raw.ts";
 
 const CLOSE = new TextEncoder().encode("\n---\n");
 
-/** Runs one listing and measures its time and the bytes the process read meanwhile. */
-export async function listOnce(
-  command: ListCommand,
-  nc: NatsConnection | undefined,
-  openJetStream: JetStreamOpener,
-): Promise<ListResult> {
-  const { method, location } = command;
-  let run: () => Promise<number>;
-  if (method.startsWith("file")) {
-    const dir = location.dir;
-    if (dir === undefined) throw new Error(`List method ${method} needs a directory`);
-    if (method === "file") {
-      const store: Store = await openFileStore({ dir });
-      run = async () => (await store.list()).length;
-    } else if (method === "file-headers") {
-      run = () => Promise.resolve(rawList(dir).length);
-    } else {
-      run = () => Promise.resolve(listBodies(dir));
-    }
-  } else {
-    const bucket = location.bucket;
-    if (bucket === undefined || nc === undefined) {
-      throw new Error(`List method ${method} needs a bucket and a NATS connection`);
-    }
-    if (method === "jetstream") {
-      const store = await openJetStream(bucket, nc);
-      run = async () => (await store.list()).length;
-    } else {
-      const kv = await new Kvm(nc).open(bucket);
-      await kv.status();
-      run = method === "jetstream-watch"
-        ? async () => {
-          let n = 0;
-          for await (const entry of await kv.watch()) {
-            if (entry.operation === "PUT") n++;
-            if (entry.delta === 0) break;
-          }
-          return n;
-        }
-        : async () => {
-          const keys: string[] = [];
-          for await (const key of await kv.keys()) keys.push(key);
-          let n = 0;
-          for (const key of keys) if ((await kv.get(key))?.operation === "PUT") n++;
-          return n;
-        };
-    }
-  }
-  const before = readChars();
-  const t0 = performance.now();
+type Listing = Omit<Extract<Command, { cmd: "list" }>, "cmd">;
+
+/**
+ * Runs one listing and measures its time, and the bytes the process read meanwhile
+ * (`/proc/self/io` rchar; -1 when unknown).
+ */
+export async function listOnce(command: Listing, nc: NatsConnection | undefined) {
+  const { method, location, expect } = command;
+  const run = await lister(method, location, nc);
+  const [before, t0] = [readChars(), performance.now()];
   const entries = await run();
-  const ms = performance.now() - t0;
-  const after = readChars();
+  const [ms, after] = [performance.now() - t0, readChars()];
   // Socket reads do not show in rchar, so bytes are only meaningful for files.
   const bytesRead = before < 0 || after < 0 || !method.startsWith("file") ? -1 : after - before;
-  if (entries !== command.expect) {
-    throw new Error(`List method ${method} saw ${entries} entries, expected ${command.expect}`);
+  if (entries === expect) return { ms, bytesRead, entries };
+  throw new Error(`List method ${method} saw ${entries} entries, expected ${expect}`);
+}
+
+async function lister(method: ListMethod, location: Location, nc: NatsConnection | undefined) {
+  if (method === "file" || method === "jetstream") {
+    const store = await openStore(location, nc);
+    return async () => (await store.list()).length;
   }
-  return { method, ms, bytesRead, entries };
+  const dir = location.dir as string;
+  if (method === "file-headers") return () => Promise.resolve(rawList(dir).length);
+  if (method === "file-bodies") return () => Promise.resolve(listBodies(dir));
+  const kv = await new Kvm(needNats(nc)).open(location.bucket as string);
+  await kv.status();
+  return method === "jetstream-watch" ? () => watchPass(kv) : () => keysThenGets(kv);
+}
+
+async function watchPass(kv: KV): Promise<number> {
+  let n = 0;
+  for await (const entry of await kv.watch()) {
+    if (entry.operation === "PUT") n++;
+    if (entry.delta === 0) break;
+  }
+  return n;
+}
+
+async function keysThenGets(kv: KV): Promise<number> {
+  const keys = await Array.fromAsync(await kv.keys());
+  let n = 0;
+  for (const key of keys) if ((await kv.get(key))?.operation === "PUT") n++;
+  return n;
 }
 
 // Bytes this process has read through read(2) and friends so far; -1 off Linux.
 function readChars(): number {
   try {
-    const text = Deno.readTextFileSync("/proc/self/io");
-    const match = /^rchar:\s*(\d+)/m.exec(text);
-    return match ? Number(match[1]) : -1;
+    return Number(/^rchar:\s*(\d+)/m.exec(Deno.readTextFileSync("/proc/self/io"))?.[1] ?? -1);
   } catch {
     return -1;
   }
@@ -93,8 +71,7 @@ function listBodies(dir: string): number {
   let n = 0;
   for (const e of Deno.readDirSync(dir)) {
     if (!e.isFile || !e.name.endsWith(".md") || e.name.startsWith(".")) continue;
-    const bytes = Deno.readFileSync(`${dir}/${e.name}`);
-    if (indexOf(bytes, CLOSE) >= 0) n++;
+    if (indexOf(Deno.readFileSync(`${dir}/${e.name}`), CLOSE) >= 0) n++;
   }
   return n;
 }

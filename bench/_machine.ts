@@ -1,14 +1,18 @@
 // The machine a benchmark ran on, for the report.
 
-import { natsServerBinary } from "../tests/_nats_server.ts";
-import type { Machine } from "./_results.ts";
+import { natsServerBinary } from "../tests/_lib/binaries.ts";
+
+/** Where the numbers came from. */
+export type Machine = Awaited<ReturnType<typeof machineInfo>>;
 
 /** Describes this machine; `natsVersion` is the server's own report when connected. */
-export async function machineInfo(natsVersion: string | undefined): Promise<Machine> {
+export async function machineInfo(natsVersion: string | undefined) {
+  const os = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(await readOr("/etc/os-release"))?.[1] ??
+    Deno.build.os;
   return {
-    cpu: await cpuModel(),
+    cpu: /^model name\s*:\s*(.+)$/m.exec(await readOr("/proc/cpuinfo"))?.[1]?.trim() ?? "unknown",
     cores: navigator.hardwareConcurrency,
-    os: `${await osName()} (${Deno.build.os} ${Deno.build.arch}, kernel ${Deno.osRelease()})`,
+    os: `${os} (${Deno.build.os} ${Deno.build.arch}, kernel ${Deno.osRelease()})`,
     deno: Deno.version.deno,
     v8: Deno.version.v8,
     natsServer: natsVersion ?? await natsServerVersion(),
@@ -16,22 +20,8 @@ export async function machineInfo(natsVersion: string | undefined): Promise<Mach
   };
 }
 
-async function cpuModel(): Promise<string> {
-  try {
-    const text = await Deno.readTextFile("/proc/cpuinfo");
-    return /^model name\s*:\s*(.+)$/m.exec(text)?.[1]?.trim() ?? "unknown";
-  } catch {
-    return "unknown";
-  }
-}
-
-async function osName(): Promise<string> {
-  try {
-    const text = await Deno.readTextFile("/etc/os-release");
-    return /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(text)?.[1] ?? Deno.build.os;
-  } catch {
-    return Deno.build.os;
-  }
+function readOr(path: string): Promise<string> {
+  return Deno.readTextFile(path).catch(() => "");
 }
 
 async function natsServerVersion(): Promise<string> {

@@ -1,162 +1,137 @@
 // The peers: what a user would pick instead of this library, behind one small interface so
-// bench/peers.ts runs the same workload on each. Dev-only: nothing here is reachable from mod.ts.
-//
-// Each value is a one-line description and a one-line body. An update replaces the body this
-// process last read (the revision-checked systems check it was not overwritten since); an
-// increment is one read-modify-write of a counter, retried where the system reports a conflict.
+// bench/peers.ts runs the same workload on each (how each is driven: BENCH.md). Dev-only: nothing
+// here is reachable from mod.ts. An update replaces the body this process last read; an increment
+// is one read-modify-write of a counter, retried where the system reports a conflict.
 
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
-import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
-import { openFileStore, openJetStreamStore, Scope, type Store } from "../mod.ts";
-
-// Every retry loop here gives up after this many attempts, so a peer that never settles (a key
-// gone missing, a lock never released) fails the run instead of spinning forever.
-const MAX_ATTEMPTS = 10_000;
-
-function bounded(attempt: number): number {
-  if (attempt + 1 >= MAX_ATTEMPTS) throw new Error(`gave up after ${MAX_ATTEMPTS} attempts`);
-  return attempt + 1;
-}
-
-/** One system. */
-export type System = typeof SYSTEMS[number];
-/** Every system the peers table and the lost-update table can run. */
-export const SYSTEMS = [
-  "agentmem file",
-  "agentmem file, readBeforeUpdate",
-  "agentmem jetstream",
-  "Deno KV",
-  "SQLite",
-  "Anthropic filesystem tool",
-  "MCP memory (JSONL)",
-  "unstorage fs driver",
-] as const;
-/** Systems run in the lost-update table only. */
-export const LOST_UPDATE_ONLY: readonly System[] = [
-  "agentmem file, readBeforeUpdate",
-  "unstorage fs driver",
-];
+import { Scope, StaleError, type Store } from "../mod.ts";
+import { DESCRIPTION, openStore } from "./_location.ts";
+import type { Location } from "./_protocol.ts";
+import { retrying, unless } from "./_target.ts";
 
 /** What one system does per operation. */
 export interface Peer {
-  create(key: string, description: string, body: string): Promise<void>;
+  create(key: string, description: string, body: string): Promise<unknown>;
   read(key: string): Promise<string>;
-  update(key: string, body: string): Promise<void>;
+  update(key: string, body: string): Promise<unknown>;
   list(): Promise<number>;
-  delete(key: string): Promise<void>;
+  delete(key: string): Promise<unknown>;
   /** One read-modify-write increment of a counter; resolves to the conflicts retried. */
   increment(key: string): Promise<number>;
-  close(): Promise<void>;
+  close?(): Promise<void>;
 }
 
-/** Where a system keeps its data: a directory (made by the driver), and NATS for jetstream. */
-export interface Place {
-  readonly dir: string;
-  readonly bucket: string;
-  readonly servers: readonly string[];
+/** Opens `system` in a place with a directory and a bucket. */
+export async function openPeer(system: string, place: Location, nc?: NatsConnection) {
+  const [dir, bucket] = [place.dir as string, place.bucket as string];
+  const library = async (where: Location, checked: boolean, readBeforeUpdate = false) =>
+    agentmem(await openStore(where, nc, readBeforeUpdate), checked);
+  const peers: Record<string, () => Peer | Promise<Peer>> = {
+    "agentmem file": () => library({ dir }, false),
+    "agentmem file, readBeforeUpdate": () => library({ dir }, true, true),
+    "agentmem jetstream": () => library({ bucket }, true),
+    "Deno KV": () => denoKv(`${dir}/kv.sqlite`),
+    "SQLite": () => sqlite(`${dir}/memory.db`),
+    "Anthropic filesystem tool": () => anthropicTool(dir),
+    "MCP memory (JSONL)": () => mcpJsonl(`${dir}/memory.jsonl`),
+    "unstorage fs driver": () => unstorageFs(dir),
+  };
+  const open = peers[system];
+  if (open === undefined) throw new Error(`Unknown peer "${system}"`);
+  return await open();
 }
 
-/** Opens `system` at `place`. */
-export function openPeer(system: System, place: Place): Promise<Peer> {
-  switch (system) {
-    case "agentmem file":
-      return agentmem(openFileStore({ dir: place.dir }), false);
-    case "agentmem file, readBeforeUpdate": {
-      const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
-      return agentmem(open({ dir: place.dir, readBeforeUpdate: true }), true);
-    }
-    case "agentmem jetstream":
-      return agentmemJetStream(place);
-    case "Deno KV":
-      return denoKv(`${place.dir}/kv.sqlite`);
-    case "SQLite":
-      return sqlite(`${place.dir}/memory.db`);
-    case "Anthropic filesystem tool":
-      return anthropicTool(place.dir);
-    case "MCP memory (JSONL)":
-      return Promise.resolve(mcpJsonl(`${place.dir}/memory.jsonl`));
-    case "unstorage fs driver":
-      return Promise.resolve(unstorageFs(place.dir));
+/**
+ * Runs `op` over `keys`, `reps` times: each key once per rep, one call at a time. A read, update
+ * or delete that fails (of a key a lost create never wrote) is counted, not fatal.
+ */
+export async function runPeer(peer: Peer, op: string, keys: readonly string[], reps: number) {
+  let [retries, seen, failed] = [0, 0, 0];
+  const calls: Record<string, (key: string) => Promise<unknown>> = {
+    create: (key) => peer.create(key, DESCRIPTION, CREATE),
+    seed: (key) => peer.create(key, "counter", "count: 0;"),
+    read: (key) => peer.read(key),
+    update: (key) => peer.update(key, UPDATE),
+    delete: (key) => peer.delete(key),
+    list: async () => (seen = await peer.list()),
+    increment: async (key) => (retries += await peer.increment(key)),
+    value: async (key) => (seen = count(await peer.read(key))),
+  };
+  const call = calls[op];
+  if (call === undefined) throw new Error(`Unknown peer operation "${op}"`);
+  const tolerated = ["read", "update", "delete"].includes(op);
+  const start = performance.timeOrigin + performance.now();
+  for (let r = 0; r < reps; r++) {
+    for (const key of keys) await call(key).catch((e) => tolerated ? failed++ : Promise.reject(e));
   }
+  return { start, end: performance.timeOrigin + performance.now(), retries, seen, failed };
 }
 
+const CREATE = "c".repeat(1024);
+const UPDATE = "u".repeat(1024);
+// A counter's body, `count: N;`: a string the Anthropic tool's str_replace finds exactly.
 const COUNT = /count: (\d+);/;
+const count = (body: string) => Number(COUNT.exec(body)?.[1]);
+const next = (body: string) => `count: ${count(body) + 1};`;
 const isCode = (e: unknown, code: string) => (e as { code?: unknown }).code === code;
+const missing = (what: string) => Promise.reject(new Error(`No entry ${what}`));
 
-async function agentmem(opening: Promise<Store>, checked: boolean, close = () => {}) {
-  const store = await opening;
-  const scope = new Scope();
+function agentmem(store: Store, checked: boolean): Peer {
+  const opts = { scope: new Scope() };
   const descriptions = new Map<string, string>();
-  const opts = { scope };
+  const read = async (key: string) => {
+    const e = await store.read(key, opts);
+    descriptions.set(key, e.description);
+    return e.content;
+  };
+  const write = (key: string, body: string) =>
+    store.update(key, descriptions.get(key) ?? "counter", body, opts);
+  const isConflict = (e: unknown) => checked && e instanceof StaleError;
   return {
-    create: (key, description, body) => {
+    create(key, description, body) {
       descriptions.set(key, description);
       return store.create(key, description, body, opts);
     },
-    read: async (key) => {
-      const e = await store.read(key, opts);
-      descriptions.set(key, e.description);
-      return e.content;
-    },
-    update: (key, body) => store.update(key, descriptions.get(key) ?? "counter", body, opts),
+    read,
+    update: write,
     list: async () => (await store.list()).length,
-    delete: async (key) => void await store.delete(key, opts),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
-        const n = Number(COUNT.exec((await store.read(key, opts)).content)?.[1]);
-        try {
-          await store.update(key, "counter", `count: ${n + 1};`, opts);
-          return conflicts;
-        } catch (e) {
-          if (!checked || !isCode(e, "stale")) throw e;
-        }
-      }
-    },
-    close: () => Promise.resolve(close()),
-  } satisfies Peer;
+    delete: (key) => store.delete(key, opts),
+    increment: (key) => retrying(unless(isConflict, async () => write(key, next(await read(key))))),
+  };
 }
 
-async function agentmemJetStream(place: Place): Promise<Peer> {
-  const nc = await connect({ servers: [...place.servers] });
-  const store = openJetStreamStore({ bucket: place.bucket, prefix: "" }, { nc });
-  return agentmem(store, true, () => void nc.close());
-}
-
-// Deno KV: a versionstamp check on create (must be absent) and on update (must be what was read).
 // Several processes on one local Deno KV file get "database is locked" under contention: every
-// call is retried on it (counted in `lockedRetries`), as a user would have to.
-export let lockedRetries = 0;
+// call is retried on it, as a user would have to.
 async function unlocked<T>(fn: () => Promise<T>): Promise<T> {
-  for (let tries = 0;; tries = bounded(tries)) {
-    try {
-      // Awaited inside the try: a synchronous throw and a rejection are both caught.
-      return await fn();
-    } catch (e) {
-      if (!String(e).includes("database is locked")) throw e;
-      lockedRetries++;
-      await new Promise((r) => setTimeout(r, 1));
-    }
-  }
+  let result: T | undefined;
+  const isLocked = (e: unknown) => String(e).includes("database is locked");
+  await retrying(unless(isLocked, async (retry) => {
+    if (retry) await new Promise((r) => setTimeout(r, 1));
+    // Awaited inside the attempt: a synchronous throw and a rejection are both caught.
+    result = await fn();
+  }));
+  return result as T;
 }
 
 async function denoKv(path: string): Promise<Peer> {
+  type V = { description: string; body: string };
   const kv = await unlocked(() => Deno.openKv(path));
   const seen = new Map<string, string>();
-  type V = { description: string; body: string };
   const get = async (key: string) => {
     const e = await unlocked(() => kv.get<V>(["m", key]));
-    if (e.value === null) throw new Error(`No entry ${key}`);
+    if (e.value === null) return missing(key);
     seen.set(key, e.versionstamp);
-    return e;
+    return { ...e, value: e.value };
   };
-  const put = async (key: string, stamp: string | null, value: V) =>
-    (await unlocked(() =>
-      kv.atomic().check({ key: ["m", key], versionstamp: stamp }).set(["m", key], value).commit()
-    )).ok;
+  const put = async (key: string, versionstamp: string | null, value: V) => {
+    const atomic = () => kv.atomic().check({ key: ["m", key], versionstamp });
+    return (await unlocked(() => atomic().set(["m", key], value).commit())).ok;
+  };
   return {
     async create(key, description, body) {
       if (!(await put(key, null, { description, body }))) throw new Error(`${key} exists`);
@@ -164,46 +139,29 @@ async function denoKv(path: string): Promise<Peer> {
     read: async (key) => (await get(key)).value.body,
     async update(key, body) {
       const e = await get(key);
-      if (!(await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body }))) {
-        throw new Error(`${key} changed`);
-      }
+      const ok = await put(key, seen.get(key) ?? e.versionstamp, { ...e.value, body });
+      if (!ok) throw new Error(`${key} changed`);
     },
-    async list() {
-      return await unlocked(async () => {
-        let n = 0;
-        for await (const _ of kv.list({ prefix: ["m"] })) n++;
-        return n;
-      });
-    },
+    list: () => unlocked(async () => (await Array.fromAsync(kv.list({ prefix: ["m"] }))).length),
     delete: (key) => unlocked(() => kv.delete(["m", key])),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    increment: (key) =>
+      retrying(async () => {
         const e = await get(key);
-        const n = Number(COUNT.exec(e.value.body)?.[1]);
-        if (await put(key, e.versionstamp, { ...e.value, body: `count: ${n + 1};` })) {
-          return conflicts;
-        }
-      }
-    },
+        return await put(key, e.versionstamp, { ...e.value, body: next(e.value.body) });
+      }),
     close: () => Promise.resolve(kv.close()),
   };
 }
 
-// SQLite through node:sqlite: one table, WAL, synchronous=FULL (one WAL fsync per commit), a
-// version column for revision-checked updates.
 async function sqlite(path: string): Promise<Peer> {
   const db = new DatabaseSync(path);
   db.exec("PRAGMA busy_timeout = 30000");
   // Switching to WAL and creating the table take locks the busy timeout does not always wait
   // for when several processes open the file at once.
-  await unlocked(() => {
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = FULL");
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER)",
-    );
-    return Promise.resolve();
-  });
+  const columns = "key TEXT PRIMARY KEY, description TEXT, body TEXT, version INTEGER";
+  const setUp = `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+    CREATE TABLE IF NOT EXISTS m (${columns})`;
+  await unlocked(() => Promise.resolve(db.exec(setUp)));
   const ins = db.prepare("INSERT INTO m VALUES (?, ?, ?, 1)");
   const sel = db.prepare("SELECT body, version FROM m WHERE key = ?");
   const upd = db.prepare(
@@ -219,7 +177,7 @@ async function sqlite(path: string): Promise<Peer> {
     return row;
   };
   return {
-    create: (key, description, body) => Promise.resolve(void ins.run(key, description, body)),
+    create: (key, description, body) => Promise.resolve(ins.run(key, description, body)),
     read: (key) => Promise.resolve(get(key).body),
     update(key, body) {
       const v = seen.get(key) ?? get(key).version;
@@ -228,22 +186,16 @@ async function sqlite(path: string): Promise<Peer> {
       return Promise.resolve();
     },
     list: () => Promise.resolve(lst.all().length),
-    delete: (key) => Promise.resolve(void del.run(key)),
-    increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
+    delete: (key) => Promise.resolve(del.run(key)),
+    increment: (key) =>
+      retrying(() => {
         const row = get(key);
-        const n = Number(COUNT.exec(row.body)?.[1]);
-        if (upd.run(`count: ${n + 1};`, key, row.version).changes === 1) {
-          return Promise.resolve(conflicts);
-        }
-      }
-    },
+        return Promise.resolve(upd.run(next(row.body), key, row.version).changes === 1);
+      }),
     close: () => Promise.resolve(db.close()),
   };
 }
 
-// The Anthropic SDK's filesystem memory tool, driven through its commands as a model would:
-// `create`, `view` of a file (read) and of /memories (list), `str_replace` (update), `delete`.
 async function anthropicTool(dir: string): Promise<Peer> {
   const tool = await BetaLocalFilesystemMemoryTool.init(dir);
   const path = (key: string) => `/memories/${key}.md`;
@@ -254,50 +206,32 @@ async function anthropicTool(dir: string): Promise<Peer> {
     bodies.set(key, body);
     return body;
   };
-  const replace = (key: string, old: string, body: string) =>
-    tool.str_replace({ command: "str_replace", path: path(key), old_str: old, new_str: body });
+  const replace = (key: string, old_str: string, new_str: string) =>
+    tool.str_replace({ command: "str_replace", path: path(key), old_str, new_str });
+  const gone = (e: unknown) => String(e).includes("did not appear verbatim");
   return {
-    create: async (key, description, body) =>
-      void await tool.create({
-        command: "create",
-        path: path(key),
-        file_text: `${description}\n${body}`,
-      }),
+    create: (key, description, body) =>
+      tool.create({ command: "create", path: path(key), file_text: `${description}\n${body}` }),
     read: view,
-    update: async (key, body) => void await replace(key, bodies.get(key) ?? await view(key), body),
+    update: async (key, body) => replace(key, bodies.get(key) ?? await view(key), body),
     list: async () =>
       (await tool.view({ command: "view", path: "/memories" })).split("\n").length - 2,
-    delete: async (key) => void await tool.delete({ command: "delete", path: path(key) }),
-    async increment(key) {
-      for (let conflicts = 0;; conflicts = bounded(conflicts)) {
-        const n = Number(COUNT.exec(await view(key))?.[1]);
-        try {
-          await replace(key, `count: ${n};`, `count: ${n + 1};`);
-          return conflicts;
-        } catch (e) {
-          if (!String(e).includes("did not appear verbatim")) throw e;
-        }
-      }
-    },
-    close: () => Promise.resolve(),
+    delete: (key) => tool.delete({ command: "delete", path: path(key) }),
+    increment: (key) =>
+      retrying(unless(gone, async () => {
+        const body = await view(key);
+        await replace(key, `count: ${count(body)};`, next(body));
+      })),
   };
 }
 
-// The MCP reference memory server's storage pattern, reproduced: its KnowledgeGraphManager is
-// exported, but importing the package starts its stdio server, so this does what its loadGraph
-// and saveGraph do: read the whole JSONL file and parse every line on each call; on each change,
-// write every line to a temp file and rename it over the file (no fsync). A memory is an entity
-// whose observations are [description, body]; an update is one load and one save.
+// The MCP reference memory server's loadGraph and saveGraph, reproduced (importing the package
+// starts its stdio server): every call parses the whole JSONL file, every change rewrites it.
 function mcpJsonl(file: string): Peer {
   type Entity = { type: "entity"; name: string; entityType: string; observations: string[] };
-  const load = async (): Promise<Entity[]> => {
-    let text: string;
-    try {
-      text = await readFile(file, "utf-8");
-    } catch (e) {
-      if (isCode(e, "ENOENT")) return [];
-      throw e;
-    }
+  const load = async () => {
+    const absent = (e: unknown) => isCode(e, "ENOENT") ? "" : Promise.reject(e);
+    const text = await readFile(file, "utf-8").catch(absent);
     return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Entity);
   };
   const save = async (graph: Entity[]) => {
@@ -305,46 +239,30 @@ function mcpJsonl(file: string): Peer {
     await writeFile(temp, graph.map((e) => JSON.stringify(e)).join("\n"));
     await rename(temp, file);
   };
-  const find = (graph: Entity[], key: string) => {
-    const e = graph.find((x) => x.name === key);
-    if (e === undefined) throw new Error(`No entity ${key}`);
-    return e;
+  const find = (graph: Entity[], key: string) => graph.find((x) => x.name === key);
+  // Loads the graph, changes the entity `key` with `change` and saves the graph.
+  const edit = async (key: string, change: (observations: string[]) => void) => {
+    const graph = await load();
+    const entity = find(graph, key);
+    if (entity === undefined) return missing(key);
+    change(entity.observations);
+    await save(graph);
   };
   return {
-    async create(key, description, body) {
+    async create(name, description, body) {
       const graph = await load();
-      if (graph.some((e) => e.name === key)) return;
-      graph.push({
-        type: "entity",
-        name: key,
-        entityType: "memory",
-        observations: [description, body],
-      });
+      if (find(graph, name) !== undefined) return;
+      graph.push({ type: "entity", name, entityType: "memory", observations: [description, body] });
       await save(graph);
     },
-    read: async (key) => find(await load(), key).observations[1] ?? "",
-    async update(key, body) {
-      const graph = await load();
-      find(graph, key).observations[1] = body;
-      await save(graph);
-    },
+    read: async (key) => find(await load(), key)?.observations[1] ?? missing(key),
+    update: (key, body) => edit(key, (o) => o[1] = body),
     list: async () => (await load()).length,
-    async delete(key) {
-      await save((await load()).filter((e) => e.name !== key));
-    },
-    async increment(key) {
-      const graph = await load();
-      const e = find(graph, key);
-      e.observations[1] = `count: ${Number(COUNT.exec(e.observations[1] ?? "")?.[1]) + 1};`;
-      await save(graph);
-      return 0;
-    },
-    close: () => Promise.resolve(),
+    delete: async (key) => await save((await load()).filter((e) => e.name !== key)),
+    increment: (key) => edit(key, (o) => o[1] = next(o[1] ?? "")).then(() => 0),
   };
 }
 
-// unstorage's fs driver: `getItem` and `setItem` (a plain file write), no revision check. Its
-// "retries" are reads of a half-written file.
 function unstorageFs(dir: string): Peer {
   const storage = createStorage({ driver: fsDriver({ base: dir }) });
   const read = async (key: string) => String(await storage.getItem(key) ?? "");
@@ -354,15 +272,13 @@ function unstorageFs(dir: string): Peer {
     update: (key, body) => storage.setItem(key, body),
     list: async () => (await storage.getKeys()).length,
     delete: (key) => storage.removeItem(key),
-    async increment(key) {
-      // The driver writes files in place: a read can find one half-written. Read again.
-      for (let torn = 0;; torn = bounded(torn)) {
-        const found = COUNT.exec(await read(key));
-        if (found === null) continue;
-        await storage.setItem(key, `count: ${Number(found[1]) + 1};`);
-        return torn;
-      }
-    },
+    // The driver writes files in place: a read can find one half-written. Read again.
+    increment: (key) =>
+      retrying(async () => {
+        const body = await read(key);
+        if (COUNT.test(body)) await storage.setItem(key, next(body));
+        return COUNT.test(body);
+      }),
     close: () => storage.dispose(),
   };
 }

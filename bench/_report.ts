@@ -1,206 +1,150 @@
 // The benchmark's tables, as Markdown: printed on stdout and embedded in BENCH.md.
 
-import type { Op, TargetName } from "./_protocol.ts";
-import { TRAITS } from "./_protocol.ts";
-import { type ListRow, type MainRow, type Results, sizeLabel, type TargetRow } from "./_results.ts";
-import { microTables, peersTables } from "./_report_more.ts";
+import type { Results } from "./_results.ts";
+import type { MainRow, TargetRow } from "./_summary.ts";
+import type { PeerRow } from "./peers.ts";
+import { fmtBytes, fmtMs, fmtRate, section, sizeLabel, table } from "./_format.ts";
 
-const OP_ORDER: readonly Op[] = ["create", "update", "read", "counter", "delete"];
-const TARGET_ORDER: readonly TargetName[] = [
-  "file",
-  "file-raw",
-  "jetstream",
-  "jetstream-raw",
-];
+const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
+const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";
+const MICRO = "measure|medians|unit|ratio:|trials:|ratio of";
+const PEERS = "system|create:|read:|update:|list:|delete:|kept after create:";
+const LOST = "system|increments:|counter at the end:|lost:|conflicts retried:";
+const TARGETS = ["file", "file-raw", "jetstream", "jetstream-raw"];
+const OP_ORDER = ["create", "update", "read", "counter", "delete"];
+const PEER_OPS = ["create", "read", "update", "list", "delete"];
+const HELD = "one create winner per key, one delete winner per key, no lost increment, " +
+  "no torn read, the store lists exactly the keys written";
 
 /** Everything a run reports, as Markdown (the `deno task bench` stdout). */
 export function renderText(results: Results): string {
-  const m = results.machine;
+  const { machine: m, command, durationMs, notes } = results;
+  const about = `${m.cores} cores, ${m.cpu}, Deno ${m.deno}, nats-server ${m.natsServer}`;
   return [
-    `# agentmem benchmark`,
-    "",
-    `\`${results.command}\` — ${m.cores} cores, ${m.cpu}, Deno ${m.deno}, nats-server ${m.natsServer}` +
-    `, ${(results.durationMs / 1000).toFixed(0)} s`,
-    "",
-    renderTables(results),
-  ].join("\n");
-}
-
-/** The operations, listing, micro, peers, targets and invariants tables. */
-export function renderTables(results: Results): string {
-  const out: string[] = [];
-  out.push(operationsTables(results));
-  out.push(listTable(results));
-  out.push(microTables(results), peersTables(results));
-  out.push("### Targets", "", targetsTable(results.summary.targets), "");
-  out.push("### Invariants", "", invariantsText(results), "");
-  if (results.notes.length > 0) {
-    out.push("### Notes", "", ...results.notes.map((n) => `- ${n}`), "");
-  }
-  return out.filter((s) => s !== "").join("\n\n").replace(/\n{3,}/g, "\n\n");
+    `# agentmem benchmark\n\n\`${command}\` — ${about}, ${(durationMs / 1000).toFixed(0)} s`,
+    operationsTables(results),
+    listTable(results),
+    microTables(results),
+    peersTables(results),
+    "### Targets",
+    targetsTable(results.summary.targets),
+    "### Invariants",
+    invariantsText(results),
+    ...(notes.length > 0 ? ["### Notes", ...notes.map((n) => `- ${n}`)] : []),
+  ].filter((s) => s !== "").join("\n\n").replace(/\n{3,}/g, "\n\n");
 }
 
 /** One table of operations per keyspace. */
-export function operationsTables(results: Results): string {
-  const { summary, config } = results;
-  const out: string[] = [];
-  const keyspaces = [...new Set(summary.main.map((r) => r.keyspace))];
-  for (const keyspace of keyspaces) {
-    const rows = summary.main.filter((r) => r.keyspace === keyspace).sort(byTargetThenOp);
-    const first = rows[0];
-    if (first === undefined) continue;
-    const keys = keyspace === "contended"
-      ? `${config.keys} keys shared by all`
-      : `${config.keys} keys per process`;
-    out.push(
-      `### Operations: ${keyspace} (${first.processes} processes, ${keys}, ${config.valueSize} B values, median of ${first.trials} trial(s))`,
+export function operationsTables({ summary, config }: Results): string {
+  const rank = (r: MainRow) => TARGETS.indexOf(r.target) * 10 + OP_ORDER.indexOf(r.op);
+  const key = (r: Pick<MainRow, "keyspace" | "target" | "op">) =>
+    `${r.keyspace}|${r.target}|${r.op}`;
+  const vsFloor = (row: MainRow) =>
+    summary.ratios.filter((r) => key(r) === key(row)).map((r) =>
+      `${r.ratio.toFixed(2)}x ${r.baseline}`
     );
-    out.push("");
-    out.push(table(
-      [
-        "target",
-        "op",
-        "ops/s",
-        "vs baseline",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "exists",
-        "stale",
-        "retries",
-      ],
-      rows.map((r) => [
-        r.target,
-        r.op,
-        fmtRate(r.opsPerSec),
-        vsBaseline(results, r),
-        fmtMs(r.p50Ms),
-        fmtMs(r.p95Ms),
-        fmtMs(r.p99Ms),
-        fmtCount(r.exists),
-        fmtCount(r.stale),
-        fmtCount(r.retries),
-      ]),
-      [false, false, true, false, true, true, true, true, true, true],
-    ));
-    out.push("");
-  }
-  return out.join("\n");
-}
-
-function vsBaseline(results: Results, row: MainRow): string {
-  if (!TRAITS[row.target].library) return "";
-  return results.summary.ratios
-    .filter((r) => r.keyspace === row.keyspace && r.target === row.target && r.op === row.op)
-    .map((r) => `${r.ratio.toFixed(2)}x ${r.baseline}`)
-    .join(", ");
-}
-
-function byTargetThenOp(a: MainRow, b: MainRow): number {
-  return TARGET_ORDER.indexOf(a.target) - TARGET_ORDER.indexOf(b.target) ||
-    OP_ORDER.indexOf(a.op) - OP_ORDER.indexOf(b.op);
+  const count = (n: number) => Number.isFinite(n) ? String(Math.round(n)) : "";
+  const keyspaces = [...new Set(summary.main.map((r) => r.keyspace))];
+  return keyspaces.map((keyspace) => {
+    const rows = summary.main.filter((r) => r.keyspace === keyspace);
+    rows.sort((a, b) => rank(a) - rank(b));
+    const { processes, trials } = rows[0] as MainRow;
+    const shared = keyspace === "contended" ? "shared by all" : "per process";
+    const about = `${processes} processes, ${config.keys} keys ${shared}, ` +
+      `${config.valueSize} B values, median of ${trials} trial(s)`;
+    const body = rows.map((r) => [
+      r.target,
+      r.op,
+      fmtRate(r.opsPerSec),
+      r.target.endsWith("-raw") ? "" : vsFloor(r).join(", "),
+      ...[r.p50Ms, r.p95Ms, r.p99Ms].map(fmtMs),
+      ...[r.exists, r.stale, r.retries].map(count),
+    ]);
+    return section(`Operations: ${keyspace} (${about})`, OPS, body);
+  }).join("\n");
 }
 
 /** The listing table. */
 export function listTable(results: Results): string {
-  const rows = [...results.summary.list].sort((a, b) =>
-    a.valueSize - b.valueSize || a.backend.localeCompare(b.backend)
-  );
+  const rows = [...results.summary.list];
+  rows.sort((a, b) => a.valueSize - b.valueSize || a.backend.localeCompare(b.backend));
   const first = rows[0];
   if (first === undefined) return "";
-  const library = (r: ListRow) =>
-    rows.find((l) => l.valueSize === r.valueSize && l.method === r.backend)?.ms;
-  return [
-    `### Listing ${first.entries} entries (one process, median of ${first.reps})`,
-    "",
-    table(
-      ["bodies", "method", "time ms", "time / library's", "bytes read", "bytes/entry"],
-      rows.map((r) => {
-        const lib = library(r);
-        return [
-          sizeLabel(r.valueSize),
-          r.method,
-          fmtMs(r.ms),
-          lib === undefined || r.method === r.backend ? "" : `${(r.ms / lib).toFixed(2)}x`,
-          r.bytesRead < 0 ? "" : fmtBytes(r.bytesRead),
-          r.bytesRead < 0 ? "" : fmtBytes(Math.round(r.bytesPerEntry)),
-        ];
-      }),
-      [true, false, true, true, true, true],
-    ),
-    "",
-    "Bytes read: the worker's `rchar` from `/proc/self/io` during the listing (file backend only).",
-    "",
-  ].join("\n");
+  const body = rows.map((r) => {
+    const lib = rows.find((l) => l.valueSize === r.valueSize && l.method === r.backend)?.ms;
+    const ratio = lib === undefined || r.method === r.backend ? "" : `${(r.ms / lib).toFixed(2)}x`;
+    const bytes = (n: number) => r.bytesRead < 0 ? "" : fmtBytes(n);
+    const perEntry = bytes(Math.round(r.bytesPerEntry));
+    return [sizeLabel(r.valueSize), r.method, fmtMs(r.ms), ratio, bytes(r.bytesRead), perEntry];
+  });
+  const title = `Listing ${first.entries} entries (one process, median of ${first.reps})`;
+  return `${section(title, LIST, body)}\nBytes read: the worker's \`rchar\` from ` +
+    "`/proc/self/io` during the listing (file backend only).\n";
+}
+
+/** One table for bench/micro.ts: medians and the within-trial ratio of each measure. */
+export function microTables(results: Results): string {
+  const rows = results.micro?.rows ?? [];
+  if (rows.length === 0) return "";
+  const body = rows.map((r) => {
+    const value = (v: number) =>
+      r.unit === "ops/s" || v >= 100 ? fmtRate(v) : v.toFixed(v >= 10 ? 1 : 2);
+    const values = Object.entries(r.values).filter(([k]) => !k.startsWith("ratio"));
+    const { median, min, max, of } = r.ratio;
+    const medians = values.map(([k, v]) => `${k}: ${value(v)}`).join("; ");
+    const range = `${min.toFixed(2)}–${max.toFixed(2)}`;
+    return [`${r.backend} ${r.section}`, medians, r.unit, `${median.toFixed(2)}x`, range, of];
+  });
+  const title =
+    "Single-process measurements (bench/micro.ts, medians; ratios taken within each trial)";
+  return section(title, MICRO, body);
+}
+
+/** The peers tables (ops/s per size and process count) and the lost-update table. */
+export function peersTables(results: Results): string {
+  const { rows = [], lost = [] } = results.peers ?? {};
+  if (rows.length === 0) return "";
+  const out: string[] = [];
+  const systems = [...new Set(rows.map((r) => r.system))];
+  for (const n of new Set(rows.map((r) => r.n))) {
+    for (const processes of [1, 4]) {
+      const at = rows.filter((r) => r.n === n && r.processes === processes);
+      if (at.length === 0) continue;
+      const body = systems.map((system) => {
+        const cells = PEER_OPS.map((op) => at.find((x) => x.system === system && x.op === op));
+        const failed = (r: PeerRow) => r.failed > 0 ? ` (${r.failed} failed)` : "";
+        const text = cells.map((r) => r === undefined ? "" : fmtRate(r.opsPerSec) + failed(r));
+        const kept = cells[3]?.kept;
+        return [system, ...text, kept === undefined ? "" : `${kept} of ${n}`];
+      });
+      const about = `${processes} process${processes > 1 ? "es" : ""}`;
+      const title = `Peers: ${n} keys of 1 KiB, ${about} (ops/s, median of ${at[0]?.trials ?? 1})`;
+      out.push(section(title, PEERS, body));
+    }
+  }
+  const first = lost[0];
+  if (first !== undefined) {
+    const counts = (l: typeof first) => [l.increments, l.final, l.lost, l.retries].map(String);
+    const body = lost.map((l) => [l.system, ...counts(l)]);
+    const each = first.increments / first.processes;
+    const title =
+      `Lost updates: ${first.processes} processes x ${each} read-modify-write increments of one key`;
+    out.push(section(title, LOST, body));
+  }
+  return out.join("\n");
 }
 
 /** The targets as a Markdown table. */
 export function targetsTable(targets: readonly TargetRow[]): string {
-  return table(
-    ["target", "measured", "result"],
-    targets.map((t) => [
-      t.goal,
-      t.measured,
-      t.met === null
-        ? (t.measured === "not measured" ? "not measured" : "reported")
-        : t.met
-        ? "met"
-        : "**MISSED**",
-    ]),
-  );
+  const judged = (met: boolean) => met ? "met" : "**MISSED**";
+  const result = ({ met, measured }: TargetRow) =>
+    met !== null ? judged(met) : measured === "not measured" ? measured : "reported";
+  return table("target|measured|result", targets.map((t) => [t.goal, t.measured, result(t)]));
 }
 
 /** How many invariant checks ran, and any that broke. */
-export function invariantsText(results: Results): string {
-  const { checks, violations } = results.invariants;
-  if (violations.length === 0) {
-    return `All ${checks} invariant checks held (one create winner per key, one delete winner per key, no lost increment, no torn read, the store lists exactly the keys written).`;
-  }
-  return [
-    `**${violations.length} of ${checks} invariant checks BROKE:**`,
-    "",
-    ...violations.map((v) => `- ${v}`),
-  ].join("\n");
-}
-
-/** A Markdown table; `right[i]` right-aligns column i. */
-export function table(
-  header: readonly string[],
-  rows: readonly (readonly string[])[],
-  right: readonly boolean[] = [],
-): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const pad = (cell: string, i: number) =>
-    right[i] ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number);
-  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => pad(c, i)).join(" | ")} |`;
-  const rule = `|${
-    widths.map((w, i) => right[i] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`).join("|")
-  }|`;
-  return [line(header), rule, ...rows.map((r) => line(header.map((_, i) => r[i] ?? "")))].join(
-    "\n",
-  );
-}
-
-/** ops/s for a table cell. */
-export function fmtRate(n: number): string {
-  if (!Number.isFinite(n)) return "";
-  return n >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(1);
-}
-
-function fmtMs(n: number): string {
-  if (!Number.isFinite(n)) return "";
-  if (n >= 100) return n.toFixed(0);
-  if (n >= 10) return n.toFixed(1);
-  if (n >= 1) return n.toFixed(2);
-  return n.toFixed(3);
-}
-
-function fmtCount(n: number): string {
-  return Number.isFinite(n) ? String(Math.round(n)) : "";
-}
-
-function fmtBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${n} B`;
+export function invariantsText({ invariants: { checks, violations } }: Results): string {
+  if (violations.length === 0) return `All ${checks} invariant checks held (${HELD}).`;
+  const list = violations.map((v) => `- ${v}`).join("\n");
+  return `**${violations.length} of ${checks} invariant checks BROKE:**\n\n${list}`;
 }

@@ -1,260 +1,231 @@
-// Single-process measurements that need no worker pool, each a ratio taken within one trial:
-//
-// - exists: `create()` of a key that holds a memory against `read()` of it (both backends);
-// - capacity: a create at 1,000 entries against one in an empty store, each divided by the raw
-//   create made in the same state (the exact capacity check is what grows with the count);
-// - rbu: file `update()` with `readBeforeUpdate: true` against the raw durable update;
-// - inflight: 16 durable file creates/updates in flight through one handle, against today's
-//   library (bench/reference.json's commit, extracted with `git archive`) and the raw floor.
-//
-// Run by bench/main.ts (`--micro`), or alone: `deno run -A bench/micro.ts [--quick] [--trials=N]
-// [--servers=URL]`; prints one JSON object (MicroResult) on stdout.
+// Single-process measurements, each a ratio taken within one trial (BENCH.md, "What runs"): an
+// existing key's create against a read; a create at 1,000 entries against one in an empty store,
+// each over the raw create; the readBeforeUpdate update against the raw one; what history costs
+// (an update, a listing, history(key)); 16 writes in flight against today's library and the group-commit floor.
+// Targets: bench/_summary.ts.
 
-import { Kvm } from "@nats-io/kv";
-import { connect } from "@nats-io/transport-node";
-import { openFileStore, openJetStreamStore, Scope, serializeEntry, type Store } from "../mod.ts";
-import { inflightLibrary, inflightRaw, type InflightResult, type OpenFile } from "./_inflight.ts";
-import { DirSync, rawCreate, rawUpdate } from "./_raw.ts";
-import { median } from "./_stats.ts";
-import { privateNatsServer, rbuSupported } from "./_library.ts";
-import type { TargetRow } from "./_results.ts";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { readdirSync, readFileSync } from "node:fs";
+import { history, memoryTools, openFileStore, runTool, type Store } from "../mod.ts";
+import { mulberry32 } from "../tests/_lib/rng.ts";
+import { type Locations, openStore, seed } from "./_location.ts";
+import type { Backend, Location } from "./_protocol.ts";
+import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
+import { median, ratios, type Spread } from "./_stats.ts";
+import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
-/** One measured row: medians over trials (µs per op, or ops/s) and the within-trial ratio. */
+/** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
 export interface MicroRow {
   readonly section: string;
-  readonly backend: string;
+  readonly backend: Backend;
   readonly unit: "µs/op" | "ops/s";
   readonly values: Record<string, number>;
-  readonly ratio: { readonly of: string; readonly median: number; min: number; max: number };
+  readonly ratio: Omit<Spread, "trials"> & { readonly of: string };
 }
 
-/** What micro.ts prints. */
-export interface MicroResult {
-  readonly rows: MicroRow[];
-  readonly targets: TargetRow[];
-  readonly notes: string[];
-}
+/** What the measurements found. */
+export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
 
-const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
-const ENC = new TextEncoder();
+type Nats = NatsConnection | undefined;
+type Context = { quick: boolean; trials: number; work: string; locations: Locations; nc?: Nats };
+type Trial = Record<string, number>;
+type Open = (location: Location) => Promise<Target>;
+
 const REFERENCE = new URL("./reference.json", import.meta.url);
-const SIZE = 1024;
-const BODY = "c".repeat(SIZE);
-const BYTES = ENC.encode(serializeEntry(DESCRIPTION, BODY));
-const UPDATE_BYTES = ENC.encode(serializeEntry(DESCRIPTION, "u".repeat(SIZE)));
+const ENTRIES = entriesOf(1024);
+const C = { exists: 0, stale: 0, retries: 0 };
+const RBU = "update, readBeforeUpdate on";
 
-interface Opts {
-  trials: number;
-  quick: boolean;
-  servers: string[] | undefined;
-}
-
-/** Per trial: a map of label → value; the ratio is `of[0] / of[1]` within each trial. */
-function row(
-  section: string,
-  backend: string,
-  unit: MicroRow["unit"],
-  trials: Record<string, number>[],
-  of: [string, string],
-): MicroRow {
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const ratios = trials.map((t) => t[of[0]]! / t[of[1]]!);
-  return {
-    section,
-    backend,
-    unit,
-    values,
-    ratio: {
-      of: `${of[0]} / ${of[1]}`,
-      median: median(ratios),
-      min: Math.min(...ratios),
-      max: Math.max(...ratios),
-    },
-  };
-}
-
-async function perOp(keys: readonly string[], fn: (k: string) => Promise<unknown>) {
-  const t0 = performance.now();
-  for (const k of keys) await fn(k);
-  return ((performance.now() - t0) * 1000) / keys.length;
-}
-
-/** µs per op of each labelled call, the calls alternating key by key so they share the disk's
- * moment-to-moment fsync latency. */
-async function alternating(
-  keys: readonly string[],
-  calls: Record<string, (k: string) => Promise<unknown>>,
-): Promise<Record<string, number>> {
-  const total: Record<string, number> = {};
-  for (const k of keys) {
-    for (const [label, call] of Object.entries(calls)) {
-      const t0 = performance.now();
-      await call(k);
-      total[label] = (total[label] ?? 0) + performance.now() - t0;
-    }
+/** Runs every section; `work` is a scratch directory today's library is extracted into. */
+export async function runMicro(o: Context) {
+  const rows: MicroRow[] = [];
+  const notes: string[] = [];
+  for (const backend of ["file", "jetstream"] as const) {
+    rows.push(await existsSection(o, backend), await capacitySection(o, backend));
+    if (backend === "jetstream") continue;
+    rows.push(await rbuSection(o), ...await historySections(o), await searchSection(o));
+    const [inflight, note] = await inflightSection(o);
+    rows.push(...inflight);
+    if (note !== undefined) notes.push(note);
   }
-  return Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length]));
+  return { rows, notes };
+}
+
+// Medians over trials of each label, and the spread of `a / b` within each trial; the in-flight
+// rows are ops/s, the others µs per op.
+function row(section: string, backend: Backend, trials: Trial[], a: string, b: string): MicroRow {
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l] ?? NaN))]));
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
+  const unit = section.startsWith("inflight") ? "ops/s" : "µs/op";
+  return { section, backend, unit, values, ratio: { of: `${a} / ${b}`, ...spread } };
 }
 
 const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
-async function seedFiles(dir: string, keys: readonly string[]) {
-  for (const k of keys) Deno.writeFileSync(`${dir}/${k}.md`, BYTES);
-  await Promise.resolve();
-}
+// µs per call of each label over `keys`; `alternate`: the calls take turns key by key, so they
+// share the disk's moment-to-moment fsync latency; otherwise each runs over every key in turn.
+type Calls = Record<string, (key: string) => Promise<unknown>>;
 
-/** A backend under test: the library store and the raw create in one fresh location. */
-interface Place {
-  store: Store;
-  seed(keys: readonly string[]): Promise<void>;
-  rawCreate(key: string): Promise<unknown>;
-  drop(): Promise<void>;
-}
-
-type Placer = () => Promise<Place>;
-
-function filePlacer(work: string): Placer {
-  return async () => {
-    const dir = await Deno.makeTempDir({ dir: work, prefix: "micro-" });
-    const rawDir = await Deno.makeTempDir({ dir: work, prefix: "micro-raw-" });
-    const sync = new DirSync(rawDir);
-    return {
-      store: await openFileStore({ dir }),
-      seed: async (keys) => {
-        await seedFiles(dir, keys);
-        await seedFiles(rawDir, keys);
-      },
-      rawCreate: (k) => rawCreate(rawDir, sync, k, BYTES),
-      drop: async () => {
-        await Deno.remove(dir, { recursive: true });
-        await Deno.remove(rawDir, { recursive: true });
-      },
-    };
+async function time(keys: string[], calls: Calls, alternate = true): Promise<Trial> {
+  const total: Trial = {};
+  const one = async (label: string, k: string) => {
+    const t0 = performance.now();
+    await calls[label]?.(k);
+    total[label] = (total[label] ?? 0) + performance.now() - t0;
   };
+  const labels = Object.keys(calls);
+  if (alternate) { for (const k of keys) for (const label of labels) await one(label, k); }
+  else for (const label of labels) for (const k of keys) await one(label, k);
+  return Object.fromEntries(labels.map((l) => [l, ((total[l] ?? 0) * 1000) / keys.length]));
 }
 
-function jetStreamPlacer(nc: Awaited<ReturnType<typeof connect>>): Placer {
-  let n = 0;
-  return async () => {
-    const kvm = new Kvm(nc);
-    const name = `agentmem_micro_${crypto.randomUUID().slice(0, 8)}_${n++}`;
-    const kv = await kvm.create(name, { history: 1 });
-    const raw = await kvm.create(`${name}_raw`, { history: 1 });
-    return {
-      store: await openJetStreamStore({ bucket: name, prefix: "" }, { nc }),
-      seed: async (keys) => {
-        for (let i = 0; i < keys.length; i += 64) {
-          const chunk = keys.slice(i, i + 64);
-          await Promise.all(chunk.flatMap((k) => [kv.put(k, BYTES), raw.put(k, BYTES)]));
-        }
-      },
-      rawCreate: (k) => raw.create(k, BYTES),
-      drop: async () => {
-        await kv.destroy();
-        await raw.destroy();
-      },
-    };
-  };
+/** The library and the floor of `backend` over two fresh locations, each seeded with `keys`. */
+async function pair(o: Context, backend: Backend, keys: string[], open?: Open) {
+  const [lib, raw] = [await o.locations.fresh(backend), await o.locations.fresh(backend)];
+  for (const l of [lib, raw]) await seed(l, keys, ENTRIES.createContent, o.nc);
+  const library =
+    await (open ?? ((l) => openStore(l, o.nc).then((s) => libraryTarget(s, ENTRIES, false))))(lib);
+  const floor = backend === "file"
+    ? fileRawTarget(raw.dir as string, ENTRIES)
+    : await jetStreamRawTarget(o.nc as NatsConnection, raw.bucket as string, ENTRIES);
+  const dispose = () => Promise.all([lib, raw].map((l) => l[Symbol.asyncDispose]()));
+  return { library, floor, [Symbol.asyncDispose]: () => dispose().then(() => {}) };
 }
 
-async function existsSection(place: Placer, backend: string, o: Opts): Promise<MicroRow> {
-  const trials: Record<string, number>[] = [];
+async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
   const keys = keysOf("e", o.quick ? 50 : 200);
-  const p = await place();
-  try {
-    await p.seed(keys);
-    await perOp(keys.slice(0, 10), (k) => p.store.read(k)); // warm-up
-    for (let t = 0; t < o.trials; t++) {
-      const read = await perOp(keys, (k) => p.store.read(k));
-      const exists = await perOp(keys, (k) =>
-        p.store.create(k, DESCRIPTION, BODY).then(
-          () => Promise.reject(new Error(`create of ${k} succeeded over an entry`)),
-          (e) => {
-            if ((e as { code?: string }).code !== "exists") throw e;
-          },
-        ));
-      trials.push({ "create (exists)": exists, read });
-    }
-  } finally {
-    await p.drop();
+  await using p = await pair(o, backend, keys);
+  const exists = async (k: string) => {
+    if (await p.library.create(k)) throw new Error(`create of ${k} succeeded over an entry`);
+  };
+  await time(keys.slice(0, 10), { read: p.library.read }); // warm-up
+  const trials: Trial[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    const { read, exists: create } = await time(keys, { read: p.library.read, exists }, false);
+    trials.push({ "create (exists)": create as number, read: read as number });
   }
-  return row("exists", backend, "µs/op", trials, ["create (exists)", "read"]);
+  return row("exists", backend, trials, "create (exists)", "read");
 }
 
-async function capacitySection(place: Placer, backend: string, o: Opts): Promise<MicroRow> {
+async function capacitySection(o: Context, backend: Backend): Promise<MicroRow> {
   const batch = o.quick ? 16 : 48;
-  const trials: Record<string, number>[] = [];
+  const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const v: Record<string, number> = {};
+    const v: Trial = {};
     for (const [label, seeded] of [["empty", 0], ["1,000", 1000 - batch]] as const) {
-      const p = await place();
-      try {
-        await p.seed(keysOf("s", seeded));
-        const keys = keysOf(`n${t}-`, batch);
-        const { lib, raw } = await alternating(keys, {
-          lib: (k) => p.store.create(k, DESCRIPTION, BODY),
-          raw: (k) => p.rawCreate(k),
-        }) as { lib: number; raw: number };
-        v[`create at ${label}`] = lib;
-        v[`raw at ${label}`] = raw;
-        v[`ratio at ${label}`] = lib / raw;
-      } finally {
-        await p.drop();
-      }
+      await using p = await pair(o, backend, keysOf("s", seeded));
+      const calls = { lib: p.library.create, raw: p.floor.create };
+      const { lib = NaN, raw = NaN } = await time(keysOf(`n${t}-`, batch), calls);
+      Object.assign(v, { [`create at ${label}`]: lib, [`raw at ${label}`]: raw });
+      v[`ratio at ${label}`] = lib / raw;
     }
     trials.push(v);
   }
-  return row("capacity", backend, "µs/op", trials, ["ratio at 1,000", "ratio at empty"]);
+  return row("capacity", backend, trials, "ratio at 1,000", "ratio at empty");
 }
 
-async function rbuSection(work: string, o: Opts): Promise<MicroRow | string> {
-  const probe = await Deno.makeTempDir({ dir: work });
-  const ok = await rbuSupported(probe);
-  await Deno.remove(probe, { recursive: true });
-  if (!ok) return "file readBeforeUpdate: not measured (this library does not enforce the option)";
+async function rbuSection(o: Context): Promise<MicroRow> {
   const keys = keysOf("u", o.quick ? 16 : 48);
-  const trials: Record<string, number>[] = [];
+  const trials: Trial[] = [];
+  const checked: Open = async (l) => libraryTarget(await openStore(l, o.nc, true), ENTRIES, true);
   for (let t = 0; t < o.trials; t++) {
-    const dirs = await Promise.all([0, 1, 2].map(() => Deno.makeTempDir({ dir: work })));
-    const [onDir, offDir, rawDir] = dirs as [string, string, string];
-    try {
-      for (const d of dirs) await seedFiles(d, keys);
-      const open = openFileStore as unknown as (o: Record<string, unknown>) => Promise<Store>;
-      const on = await open({ dir: onDir, readBeforeUpdate: true });
-      const off = await openFileStore({ dir: offDir });
-      const scope = new Scope();
-      for (const k of keys) await on.read(k, { scope });
-      const sync = new DirSync(rawDir);
-      const v: Record<string, number> = {};
-      const u = "u".repeat(SIZE);
-      Object.assign(
-        v,
-        await alternating(keys, {
-          "update, readBeforeUpdate on": (k) => on.update(k, DESCRIPTION, u, { scope }),
-          "update, option off": (k) => off.update(k, DESCRIPTION, u),
-          "raw update": (k) => rawUpdate(rawDir, sync, k, UPDATE_BYTES),
-        }),
-      );
-      trials.push(v);
-    } finally {
-      for (const d of dirs) await Deno.remove(d, { recursive: true });
-    }
+    await using on = await pair(o, "file", keys, checked);
+    await using off = await pair(o, "file", keys);
+    for (const k of keys) await on.library.read(k); // one Scope holds every key's revision
+    trials.push(
+      await time(keys, {
+        [RBU]: (k) => on.library.update(k, C),
+        "update, option off": (k) => off.library.update(k, C),
+        "raw update": (k) => off.floor.update(k, C),
+      }),
+    );
   }
-  return row("rbu", "file", "µs/op", trials, ["update, readBeforeUpdate on", "raw update"]);
+  return row("rbu", "file", trials, RBU, "raw update");
 }
 
-async function referenceLibrary(work: string): Promise<OpenFile | string> {
-  const ref = JSON.parse(await Deno.readTextFile(REFERENCE)) as { commit: string };
+// An update with history against one without (both durable); list() of entries with 20 versions
+// each against a store that keeps none; history(key) of 64 versions against a read.
+async function historySections(o: Context): Promise<MicroRow[]> {
+  const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
+  const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
+  const opened = async (history: boolean, keys: string[], durable = true) => {
+    const location = await o.locations.fresh("file");
+    const store = await openFileStore({ dir: location.dir as string, history, durable });
+    for (const k of keys) await store.create(k, "with a history", ENTRIES.createContent);
+    return { s: store, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
+  };
+  const update = (s: Store, v: number) => (k: string) => s.update(k, "with a history", `${v}${k}`);
+  const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
+  for (let t = 0; t < o.trials; t++) {
+    const keys = keysOf("h", o.quick ? 16 : 64);
+    await using on = await opened(true, keys);
+    await using off = await opened(false, keys);
+    trials.update.push(
+      await time(keys, { "history on": update(on.s, t), "history off": update(off.s, t) }),
+    );
+    // Set-up without fsyncs: listing reads the same files either way.
+    await using kept = await opened(true, listed, false);
+    await using none = await opened(false, listed, false);
+    for (let v = 1; v < versions; v++) for (const k of listed) await update(kept.s, v)(k);
+    const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
+    trials.list.push(await time(reps, lists));
+    for (let v = versions; v < 64; v++) await update(kept.s, v)("l0");
+    const calls = { "history(key)": () => history(kept.s, "l0"), read: () => kept.s.read("l0") };
+    trials.read.push(await time(reps, calls));
+  }
+  return [
+    row("history update", "file", trials.update, "history on", "history off"),
+    row("history list", "file", trials.list, `${versions} versions`, "none"),
+    row("history read", "file", trials.read, "history(key)", "read"),
+  ];
+}
+
+// memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as
+// a model calls it) against the least a search of current text costs: every entry file read
+// with readFileSync and scanned with indexOf for the query's first word. Target: under 50 ms.
+async function searchSection(o: Context): Promise<MicroRow> {
+  const random = mulberry32(2_026); // a seeded vocabulary, some words far commoner than others
+  const syllable = () =>
+    "ka lo mi ne su ta ri po de vu sha quo".split(" ")[Math.floor(random() * 12)];
+  const words = Array.from({ length: 2_000 }, () => `${syllable()}${syllable()}${syllable()}`);
+  const word = () => words[Math.floor(words.length * random() ** 2.5)] as string;
+  const body = () => {
+    let text = "";
+    while (text.length < 4_084) text += word() + (random() < 0.08 ? ".\n" : " ");
+    return text.slice(0, 4_096);
+  };
+  await using location = await o.locations.fresh("file");
+  const dir = location.dir as string;
+  const store = await openFileStore({ dir, durable: false });
+  for (let i = 0; i < 1_024; i++) await store.create(`note.${i}`, `${word()} ${word()}`, body());
+  const tools = memoryTools(store, { search: true });
+  const query = `${words[3]} ${words[40]} ${words[700]}`;
+  const search = async () => {
+    if ((await runTool(tools, "memory_search", { query })).isError) throw new Error("search");
+  };
+  const holds = (n: string) => readFileSync(`${dir}/${n}`, "utf8").includes(words[3] as string);
+  const floor = () =>
+    Promise.resolve(readdirSync(dir).filter((n) => n.endsWith(".md") && holds(n)));
+  const reps = keysOf("search", o.quick ? 5 : 30);
+  await time(reps.slice(0, 3), { search }); // warm-up
+  const calls = { memory_search: search, "readFileSync + indexOf": floor };
+  const trials: Trial[] = [];
+  for (let t = 0; t < o.trials; t++) trials.push(await time(reps, calls));
+  return row("search", "file", trials, "memory_search", "readFileSync + indexOf");
+}
+
+type OpenStore = (dir: string) => Promise<Store>;
+
+async function referenceLibrary(work: string): Promise<OpenStore | string> {
+  const { commit } = JSON.parse(await Deno.readTextFile(REFERENCE)) as { commit: string };
   const root = new URL("..", import.meta.url).pathname;
   const into = await Deno.makeTempDir({ dir: work, prefix: "reference-" });
-  const failed = `today's library (${ref.commit.slice(0, 7)}) could not be extracted from git`;
+  const failed = `today's library (${commit.slice(0, 7)}) could not be extracted from git`;
   try {
-    const archive = await new Deno.Command("sh", {
-      args: ["-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, ref.commit, into],
-      stderr: "piped",
-    }).output();
-    if (!archive.success) return failed;
+    const script = `git -C "$1" archive "$2" | tar -x -C "$3"`;
+    const args = ["-c", script, "sh", root, commit, into];
+    if (!(await new Deno.Command("sh", { args, stderr: "piped" }).output()).success) return failed;
     const mod = await import(`file://${into}/mod.ts`) as { openFileStore: typeof openFileStore };
     return (dir) => mod.openFileStore({ dir });
   } catch (e) {
@@ -262,122 +233,46 @@ async function referenceLibrary(work: string): Promise<OpenFile | string> {
   }
 }
 
+// Ops/s of `n` creates then `n` updates, 16 in flight, through what `open` makes of a fresh
+// directory.
+async function inflight(o: Context, n: number, open: (dir: string) => Promise<Target>) {
+  await using location = await o.locations.fresh("file");
+  const target = await open(location.dir as string);
+  const keys = keysOf("k", n);
+  const create = (n * 1000) / await inFlight(keys, 16, (k) => target.create(k));
+  return { create, update: (n * 1000) / await inFlight(keys, 16, (k) => target.update(k, C)) };
+}
+
 // Without git (a shallow or exported tree), today's library cannot run beside the current one and
-// the target is judged against the number recorded in bench/reference.json.
-async function inflightSection(work: string, o: Opts): Promise<[MicroRow[], string?]> {
-  const ref = await referenceLibrary(work);
-  const lib: OpenFile = (dir) => openFileStore({ dir });
+// the target is judged against the number recorded in bench/reference.json. The floor shares
+// directory fsyncs by group commit (bench/_raw.ts).
+async function inflightSection(o: Context): Promise<[MicroRow[], string?]> {
+  const ref = await referenceLibrary(o.work);
   const n = o.quick ? 64 : 512;
-  const bytes = { create: BYTES, update: UPDATE_BYTES };
-  const runs: [string, () => Promise<InflightResult>][] = [
-    ["library", () => inflightLibrary(lib, work, n, 16, SIZE)],
-    ["raw group commit", () => inflightRaw(work, n, 16, bytes)],
+  const library = (open: OpenStore) => async (dir: string) =>
+    libraryTarget(await open(dir), ENTRIES, false);
+  const floor = (dir: string) => Promise.resolve(fileRawTarget(dir, ENTRIES, groupCommit(dir)));
+  const runs: [string, (dir: string) => Promise<Target>][] = [
+    ["library", library((dir) => openFileStore({ dir }))],
+    ["raw group commit", floor],
   ];
-  if (typeof ref !== "string") {
-    runs.push(["today's library", () => inflightLibrary(ref, work, n, 16, SIZE)]);
-    await inflightLibrary(ref, work, 16, 16, SIZE);
-  }
-  await inflightLibrary(lib, work, 16, 16, SIZE);
-  const trials: Record<string, Record<string, number>>[] = [];
+  if (typeof ref !== "string") runs.push(["today's library", library(ref)]);
+  // Warm-up: the first writes through each library.
+  for (const [label, open] of runs) if (label !== "raw group commit") await inflight(o, 16, open);
+  const trials = { create: [] as Trial[], update: [] as Trial[] };
   for (let t = 0; t < o.trials; t++) {
-    const v: Record<string, Record<string, number>> = { create: {}, update: {} };
+    const [create, update]: [Trial, Trial] = [{}, {}];
     for (let i = 0; i < runs.length; i++) {
-      const [label, run] = runs[(i + t) % runs.length]!;
-      const r = await run();
-      v.create![label] = r.create;
-      v.update![label] = r.update;
+      const [label, open] = runs[(i + t) % runs.length] as (typeof runs)[number];
+      ({ create: create[label], update: update[label] } = await inflight(o, n, open));
     }
-    trials.push(v);
+    trials.create.push(create);
+    trials.update.push(update);
   }
-  const of: [string, string] = typeof ref === "string"
-    ? ["library", "raw group commit"]
-    : ["library", "today's library"];
-  const rows = ["create", "update"].map((op) =>
-    row(`inflight ${op}`, "file", "ops/s", trials.map((t) => t[op]!), of)
-  );
+  const of = typeof ref === "string" ? "raw group commit" : "today's library";
+  const rows = (["create", "update"] as const)
+    .map((op) => row(`inflight ${op}`, "file", trials[op], "library", of));
   return typeof ref === "string"
     ? [rows, `16 in flight: ${ref}; judged on bench/reference.json`]
     : [rows];
-}
-
-function targets(rows: readonly MicroRow[], reference: { median: Record<string, number> }) {
-  const out: TargetRow[] = [];
-  const fmt = (r: MicroRow) =>
-    `${r.ratio.median.toFixed(2)}x (trials ${r.ratio.min.toFixed(2)}–${r.ratio.max.toFixed(2)})`;
-  for (const r of rows) {
-    if (r.section === "exists") {
-      out.push({
-        goal: `${r.backend} create of an existing key <= 1.5x a read`,
-        measured: fmt(r),
-        met: r.ratio.median <= 1.5,
-      });
-    } else if (r.section === "capacity") {
-      out.push({
-        goal: `${r.backend} exact capacity adds <= 10% to a create at 1,000 entries`,
-        measured: `${fmt(r)} of the empty store's ratio to raw`,
-        met: r.ratio.median <= 1.1,
-      });
-    } else if (r.section === "rbu") {
-      const off = r.values["update, option off"]! / r.values["raw update"]!;
-      out.push({
-        goal: "file update with readBeforeUpdate: true, against the raw durable update",
-        measured: `${fmt(r)}; with the option off ${off.toFixed(2)}x`,
-        met: null,
-      });
-    } else if (r.section.startsWith("inflight")) {
-      const op = r.section.slice(9);
-      const fixed = r.values["library"]! / reference.median[op]!;
-      const live = r.ratio.of.endsWith("today's library");
-      out.push({
-        goal: `file ${op}, 16 in flight, >= 1.5x today's library`,
-        measured: `${live ? `${fmt(r)}; ` : ""}${fixed.toFixed(2)}x the recorded reference`,
-        met: (live ? r.ratio.median : fixed) >= 1.5,
-      });
-    }
-  }
-  return out;
-}
-
-/** Runs every section; `work` is a scratch directory. */
-export async function runMicro(o: Opts, work: string): Promise<MicroResult> {
-  const rows: MicroRow[] = [];
-  const notes: string[] = [];
-  const file = filePlacer(work);
-  rows.push(await existsSection(file, "file", o));
-  rows.push(await capacitySection(file, "file", o));
-  const rbu = await rbuSection(work, o);
-  if (typeof rbu === "string") notes.push(rbu);
-  else rows.push(rbu);
-  const [inflight, note] = await inflightSection(work, o);
-  rows.push(...inflight);
-  if (note !== undefined) notes.push(note);
-  const server = o.servers === undefined ? await privateNatsServer() : undefined;
-  const nc = await connect({ servers: o.servers ?? [server!.url] });
-  try {
-    const js = jetStreamPlacer(nc);
-    rows.push(await existsSection(js, "jetstream", o));
-    rows.push(await capacitySection(js, "jetstream", o));
-  } finally {
-    await nc.close();
-    await server?.stop();
-  }
-  const reference = JSON.parse(await Deno.readTextFile(REFERENCE));
-  return { rows, targets: targets(rows, reference), notes };
-}
-
-if (import.meta.main) {
-  const arg = (name: string) =>
-    Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const quick = Deno.args.includes("--quick");
-  const work = await Deno.makeTempDir({ prefix: "agentmem-micro-" });
-  try {
-    const result = await runMicro({
-      quick,
-      trials: Number(arg("trials") ?? (quick ? 1 : 5)),
-      servers: arg("servers")?.split(","),
-    }, work);
-    console.log(JSON.stringify(result));
-  } finally {
-    await Deno.remove(work, { recursive: true });
-  }
 }

@@ -1,248 +1,134 @@
-// One benchmark worker: a separate Deno process that the driver (bench/main.ts) spawns and
-// drives over JSON lines on stdin/stdout (see _protocol.ts). It runs one operation at a time,
-// like one agent, against the target it was told to open, and reports every latency.
+// One benchmark worker: a separate Deno process that the driver spawns and drives over JSON lines
+// (bench/_pool.ts). It runs one operation at a time, like one agent, against the target it was
+// told to open, and reports every latency; for bench/peers.ts it runs a peer's workload.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import type {
-  Command,
-  InitCommand,
-  ListCommand,
-  ListResult,
-  PhaseCommand,
-  PhaseResult,
-  Reply,
-  TargetName,
-} from "./_protocol.ts";
-import { TRAITS } from "./_protocol.ts";
-import { Entries, type Target } from "./_target.ts";
-import { openFileLibrary, openFileRaw } from "./_file_targets.ts";
-import { openJetStreamLibrary, openJetStreamRaw } from "./_jetstream_targets.ts";
 import { listOnce } from "./_list.ts";
-import { openLibraryJetStream } from "./_library.ts";
-import { readLines } from "./_pool.ts";
-import { mulberry32 } from "./_stats.ts";
+import { openStore, seed } from "./_location.ts";
+import type { Peer } from "./_peers.ts";
+import { serve } from "./_pool.ts";
+import type { Command, Location, TargetName } from "./_protocol.ts";
+import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
+import { mulberry32 } from "../tests/_lib/rng.ts";
+import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
+/** A worker's phase: start, end (epoch ms), each latency (µs), conflicts, keys won, bad reads. */
+export type PhaseResult = Awaited<ReturnType<typeof runPhase>>;
+
+type Init = Extract<Command, { cmd: "init" }>;
+type Phase = Extract<Command, { cmd: "phase" }>;
+
+// Few keys, visited often: up to 8 workers warm up in one bucket at once, and their keys together
+// must stay well inside the store's capacity.
 const WARMUP_KEYS = 32;
 
-const ENCODER = new TextEncoder();
+let init: Init | undefined;
+let nc: NatsConnection | undefined;
+let entries = entriesOf(0);
+let target: Target | undefined;
+let peer: Peer | undefined;
+const warmed = new Set<TargetName>();
 
-interface State {
-  init: InitCommand;
-  entries: Entries;
-  nc: NatsConnection | undefined;
-  target: Target | undefined;
-  warmed: Set<TargetName>;
-}
-
-async function main(): Promise<void> {
-  let state: State | undefined;
-  for await (const line of readLines(Deno.stdin.readable)) {
-    const command = JSON.parse(line) as Command;
-    let reply: Reply;
-    try {
-      if (command.cmd === "init") {
-        state = await initialise(command);
-        reply = { ok: true };
-      } else if (command.cmd === "exit") {
-        await shutdown(state);
-        await write({ ok: true });
-        return;
-      } else {
-        if (state === undefined) throw new Error(`"${command.cmd}" before "init"`);
-        reply = { ok: true, result: await handle(state, command) };
-      }
-    } catch (e) {
-      reply = { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
-    }
-    await write(reply);
+async function handle(command: Command): Promise<unknown> {
+  if (command.cmd === "init") {
+    [init, entries] = [command, entriesOf(command.valueSize)];
+    const name = `agentmem-bench-${command.index}`;
+    if (command.servers.length > 0) nc = await connect({ servers: [...command.servers], name });
+    return;
   }
-  await shutdown(state);
-}
-
-async function initialise(init: InitCommand): Promise<State> {
-  const nc = init.servers.length > 0
-    ? await connect({ servers: [...init.servers], name: `agentmem-bench-${init.index}` })
-    : undefined;
-  return { init, entries: new Entries(init.valueSize), nc, target: undefined, warmed: new Set() };
-}
-
-async function shutdown(state: State | undefined): Promise<void> {
-  await state?.target?.close();
-  await state?.nc?.close();
-}
-
-function handle(state: State, command: Exclude<Command, { cmd: "init" | "exit" }>) {
+  if (init === undefined) throw new Error(`"${command.cmd}" before "init"`);
+  // The peers' modules (SDKs, SQLite) load only in the workers that run them.
+  const peers = command.cmd.startsWith("peer") ? await import("./_peers.ts") : undefined;
   switch (command.cmd) {
     case "open":
-      return openTarget(state, command.target, command.location.dir, command.location.bucket);
+      if (!warmed.has(command.target)) await warmUp(init, command.target);
+      warmed.add(command.target);
+      target = await open(command.target, command.location);
+      return;
     case "phase":
-      return runPhase(requireTarget(state), command);
-    case "seed":
-      return requireTarget(state).seed(
-        command.keys,
-        command.content,
-        command.valueSize ?? state.init.valueSize,
-      );
-    case "snapshot":
-      return requireTarget(state).snapshot(command.keys);
+      if (target === undefined) throw new Error("No target is open");
+      return await runPhase(target, command);
     case "list":
-      return runList(state, command);
+      return await listOnce(command, nc);
+    case "peer-open":
+      await peer?.close?.();
+      peer = await peers?.openPeer(command.system, command.location, nc);
+      return;
+    case "peer-run":
+      if (peer === undefined) throw new Error("No peer is open");
+      return await peers?.runPeer(peer, command.op, command.keys, command.reps);
+    case "peer-close":
+      await peer?.close?.();
+      peer = undefined;
+      return;
   }
+  throw new Error(`Unknown command "${command.cmd}"`);
 }
 
-function requireTarget(state: State): Target {
-  if (state.target === undefined) throw new Error("No target is open");
-  return state.target;
-}
-
-async function open(
-  state: State,
-  name: TargetName,
-  dir: string | undefined,
-  bucket: string | undefined,
-): Promise<Target> {
-  const { entries, nc } = state;
-  const needDir = () => {
-    if (dir === undefined) throw new Error(`Target ${name} needs a directory`);
-    return dir;
-  };
-  const needBucket = () => {
-    if (bucket === undefined || nc === undefined) {
-      throw new Error(`Target ${name} needs a bucket and a NATS connection`);
-    }
-    return { bucket, nc };
-  };
-  switch (name) {
-    case "file":
-      return await openFileLibrary(needDir(), entries);
-    case "file-raw":
-      return openFileRaw(needDir(), entries);
-    case "jetstream": {
-      const b = needBucket();
-      return await openJetStreamLibrary(openLibraryJetStream, b.nc, b.bucket, entries);
-    }
-    case "jetstream-raw": {
-      const b = needBucket();
-      return await openJetStreamRaw(b.nc, b.bucket, entries);
-    }
+async function open(name: TargetName, location: Location): Promise<Target> {
+  if (name === "file-raw") return fileRawTarget(location.dir as string, entries);
+  const bucket = location.bucket as string;
+  if (name === "jetstream-raw") {
+    return await jetStreamRawTarget(nc as NatsConnection, bucket, entries);
   }
-}
-
-async function openTarget(
-  state: State,
-  name: TargetName,
-  dir: string | undefined,
-  bucket: string | undefined,
-): Promise<void> {
-  await state.target?.close();
-  state.target = undefined;
-  if (!state.warmed.has(name)) {
-    await warmUp(state, name);
-    state.warmed.add(name);
-  }
-  state.target = await open(state, name, dir, bucket);
+  return libraryTarget(await openStore(location, nc), entries, name === "jetstream");
 }
 
 // Runs a few operations of every kind on private keys, so the first measured run does not pay
 // for module loading, JIT compilation or a cold connection.
-async function warmUp(state: State, name: TargetName): Promise<void> {
-  const { warmup, index, warmupOps } = state.init;
+async function warmUp({ warmup, index, warmupOps }: Init, name: TargetName): Promise<void> {
   if (warmupOps <= 0) return;
-  const isFile = name.startsWith("file");
-  let dir: string | undefined;
-  if (isFile) {
-    dir = `${warmup.dir}/${name}-${index}`;
-    await Deno.mkdir(dir, { recursive: true });
-  }
-  const target = await open(state, name, dir, isFile ? undefined : warmup.bucket);
-  // Few keys, visited often: up to 8 workers warm up in one bucket at once, and their keys
-  // together must stay well inside the store's capacity.
-  const keys = Array.from(
-    { length: Math.min(warmupOps, WARMUP_KEYS) },
-    (_, i) => `warm-${name}-${index}-${i}`,
-  );
-  const cycle = (i: number) => keys[i % keys.length] as string;
+  const onFile = name.startsWith("file");
+  const dir = `${warmup.dir}/${name}-${index}`;
+  if (onFile) await Deno.mkdir(dir, { recursive: true });
+  const location: Location = onFile ? { dir } : { bucket: warmup.bucket as string };
+  const t = await open(name, location);
+  const prefix = `warm-${name}-${index}`;
+  const keys = Array.from({ length: Math.min(warmupOps, WARMUP_KEYS) }, (_, i) => `${prefix}-${i}`);
+  const [key, counter] = [(i: number) => keys[i % keys.length] as string, `${prefix}-counter`];
   const c = { exists: 0, stale: 0, retries: 0 };
-  try {
-    for (const key of keys) await target.create(key);
-    for (let i = 0; i < warmupOps; i++) await target.update(cycle(i), c);
-    for (let i = 0; i < warmupOps; i++) await target.read(cycle(i));
-    if (TRAITS[name].counter) {
-      const counter = `warm-${name}-${index}-counter`;
-      await target.seed([counter], "0", 0);
-      for (let i = 0; i < warmupOps; i++) await target.increment(counter, c);
-      await target.delete(counter);
-    }
-    for (const key of keys) await target.delete(key);
-  } finally {
-    await target.close();
-    if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  for (const k of keys) await t.create(k);
+  for (let i = 0; i < warmupOps; i++) await t.update(key(i), c);
+  for (let i = 0; i < warmupOps; i++) await t.read(key(i));
+  if (!onFile) {
+    await seed(location, [counter], "0", nc);
+    for (let i = 0; i < warmupOps; i++) await t.increment(counter, c);
+    await t.delete(counter);
   }
+  for (const key of keys) await t.delete(key);
+  if (onFile) await Deno.remove(dir, { recursive: true });
 }
 
-async function runPhase(target: Target, command: PhaseCommand): Promise<PhaseResult> {
-  const { op, keys, count } = command;
-  const random = mulberry32(command.seed);
-  const pick = () => keys[Math.floor(random() * keys.length)] as string;
+async function runPhase(t: Target, { op, keys, count, seed }: Phase) {
+  const random = mulberry32(seed);
   const c = { exists: 0, stale: 0, retries: 0 };
   const latencies: number[] = [];
   const won: string[] = [];
   let badReads = 0;
-  const time = async (fn: () => Promise<void>) => {
-    const t0 = performance.now();
-    await fn();
-    latencies.push(Math.round((performance.now() - t0) * 1000 * 10) / 10);
-  };
+  const call = {
+    create: async (key: string) => void ((await t.create(key)) ? won.push(key) : c.exists++),
+    delete: async (key: string) => void ((await t.delete(key)) && won.push(key)),
+    update: (key: string) => t.update(key, c),
+    read: async (key: string) => void ((await t.read(key)) || badReads++),
+    counter: (key: string) => t.increment(key, c),
+  }[op];
+  // Create and delete visit every key once, in order; the others pick `count` keys at random.
+  const once = op === "create" || op === "delete";
   const start = performance.timeOrigin + performance.now();
-  switch (op) {
-    case "create":
-      for (const key of keys) {
-        await time(async () => {
-          if (await target.create(key)) won.push(key);
-          else c.exists++;
-        });
-      }
-      break;
-    case "delete":
-      for (const key of keys) {
-        await time(async () => {
-          if (await target.delete(key)) won.push(key);
-        });
-      }
-      break;
-    case "update":
-      for (let i = 0; i < count; i++) {
-        const key = pick();
-        await time(() => target.update(key, c));
-      }
-      break;
-    case "read":
-      for (let i = 0; i < count; i++) {
-        const key = pick();
-        await time(async () => {
-          if (!(await target.read(key))) badReads++;
-        });
-      }
-      break;
-    case "counter":
-      for (let i = 0; i < count; i++) {
-        const key = pick();
-        await time(() => target.increment(key, c));
-      }
-      break;
+  for (let i = 0; i < (once ? keys.length : count); i++) {
+    const key = keys[once ? i : Math.floor(random() * keys.length)] as string;
+    const t0 = performance.now();
+    await call(key);
+    latencies.push(Math.round((performance.now() - t0) * 1000 * 10) / 10);
   }
   const end = performance.timeOrigin + performance.now();
   return { op, start, end, latencies, ...c, won, badReads };
 }
 
-async function runList(state: State, command: ListCommand): Promise<ListResult> {
-  return await listOnce(command, state.nc, openLibraryJetStream);
+if (import.meta.main) {
+  await serve(handle, async () => {
+    await peer?.close?.();
+    await nc?.close();
+  });
 }
-
-async function write(reply: Reply): Promise<void> {
-  const bytes = ENCODER.encode(JSON.stringify(reply) + "\n");
-  for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
-}
-
-if (import.meta.main) await main();

@@ -72,6 +72,9 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
 };
 
+/** Option values given as text, each optional: what a command reads of its `--name value` options. */
+export type TextOptions<K extends string> = { readonly [P in K]?: string | undefined };
+
 /** The parsed command line. */
 export interface Args {
   /** Option values by name (`true` for a boolean given). */
@@ -106,7 +109,14 @@ export function parseArgs(argv: readonly string[]): Args {
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const kind = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
-    if (kind === undefined) throw new UsageError(`unknown option ${quoted(`--${name}`)}`);
+    if (kind === undefined) {
+      const near = nearest(name, Object.keys(OPTIONS));
+      throw new UsageError(
+        `unknown option ${quoted(`--${name}`)}${
+          near === undefined ? "" : ` (did you mean --${near}?)`
+        }`,
+      );
+    }
     if (Object.hasOwn(options, name)) throw new UsageError(`option --${name} is given twice`);
     if (kind === "boolean") {
       if (eq >= 0) throw new UsageError(`option --${name} takes no value`);
@@ -148,6 +158,45 @@ export function checkOptionsFor(command: string, options: Readonly<Record<string
       );
     }
   }
+}
+
+/**
+ * The candidate nearest to `word` (fewest single-character edits, a swap of two neighbours
+ * counting as one), when it is near enough to be a typo: at most 1 edit for a word of up to 4
+ * characters, 2 for a longer one. `undefined` when none is.
+ */
+export function nearest(word: string, candidates: readonly string[]): string | undefined {
+  const most = word.length <= 4 ? 1 : 2;
+  let best: string | undefined;
+  let bestDistance = most + 1;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best;
+}
+
+// Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return Infinity;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length)]);
+  for (let j = 0; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      }
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The commands, for suggestions. */
+export function commandNames(): string[] {
+  return [...Object.keys(COMMAND_OPTIONS).filter((c) => !c.includes(" ")), "bucket", "help"];
 }
 
 /** Whether `command` is a command this CLI knows. */

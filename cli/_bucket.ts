@@ -9,17 +9,14 @@ import {
   type JetStreamBucketSettings as BucketSettings,
   openJetStreamStore,
 } from "../mod.ts";
-import { UsageError } from "./_args.ts";
+import { type TextOptions, UsageError } from "./_args.ts";
 import { out, safeJson } from "./_output.ts";
 
 const BUCKET_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** The option values `bucket init` reads. */
-export interface BucketOptions {
-  readonly bucket?: string | undefined;
-  readonly replicas?: string | undefined;
-  readonly storage?: string | undefined;
-  readonly maxValueSize?: string | undefined;
+export interface BucketOptions
+  extends TextOptions<"bucket" | "replicas" | "storage" | "maxValueSize"> {
   readonly dryRun: boolean;
   readonly json: boolean;
 }

@@ -13,6 +13,8 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
   const chain = audit.history ?? [];
+  const locks = audit.locks ?? [];
+  const blocking = locks.filter((l) => l.state === "foreign").length;
   const info = opened.store.info();
   if (json) {
     out(safeJson({
@@ -29,6 +31,12 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
       })),
       ignored: audit.ignored,
       history: chain,
+      locks: locks.map((l) => ({
+        name: l.name,
+        ...(l.key === undefined ? {} : { key: l.key }),
+        state: l.state,
+        message: l.reason,
+      })),
     }));
   } else {
     const where = whereLine(opened);
@@ -36,9 +44,17 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
     out(
       `${info.backend}: ${plural(audit.entries.length, "entry", "entries")}, ${healthy} healthy, ${
         plural(problems.length, "problem", "problems")
-      }`,
+      }${blocking === 0 ? "" : `, ${plural(blocking, "lock", "locks")} to remove`}`,
     );
     for (const p of problems) out(`  ${quoted(p.name)}: ${label(p)}: ${show(p.reason ?? "")}`);
+    for (const l of locks) {
+      const what = l.state === "foreign"
+        ? "blocking lock"
+        : l.state === "dead"
+        ? "dead lock"
+        : "lock";
+      out(`  ${quoted(l.name)}: ${what}: ${show(l.reason)}`);
+    }
     if (audit.ignored.length > 0) {
       out(
         `  (${plural(audit.ignored.length, "other name", "other names")} ignored, never memories: ${
@@ -57,7 +73,7 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
       }
     }
   }
-  return problems.length === 0 && chain.length === 0 ? 0 : 1;
+  return problems.length === 0 && chain.length === 0 && blocking === 0 ? 0 : 1;
 }
 
 /** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */

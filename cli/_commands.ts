@@ -1,10 +1,22 @@
 // The everyday commands: info, list, read, write, delete.
 
-import { CorruptError, MemoryError, NotFoundError, Scope, type Store } from "../mod.ts";
+import {
+  auditLog,
+  auditStore,
+  ConfigError,
+  CorruptError,
+  DEFAULT_RETENTION,
+  type HistoryRetention,
+  type Item,
+  MemoryError,
+  NotFoundError,
+  Scope,
+  type Store,
+} from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { decodeStrict, readBytes, readStdinBytes } from "./_input.ts";
 import type { OpenedStore as Opened } from "./_open.ts";
-import { out, outBytes, quoted, safeJson, show, showBody } from "./_output.ts";
+import { out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -30,31 +42,103 @@ function prefixText(prefix: string): string {
     : `prefix ${quoted(prefix)}: keys are stored as ${prefix}.<key>`;
 }
 
+/**
+ * How many entries the keyspace holds that `list()` does not show (a damaged header, a name that
+ * is no legal key, something that is not a file), which `check` names one by one.
+ */
+async function hiddenCount(opened: Opened, listed: readonly Item[]): Promise<number> {
+  const keys = new Set(listed.map((i) => i.key));
+  const audit = await auditStore(opened.store);
+  return audit.entries.filter((e) => e.key === undefined || !keys.has(e.key)).length;
+}
+
+function hiddenLine(hidden: number): string {
+  return `(${plural(hidden, "more entry is", "more entries are")} in the store but not listed: ` +
+    `damaged, or ${hidden === 1 ? "a name that is" : "names that are"} not a legal key; run ` +
+    `"agentmem check" to see ${hidden === 1 ? "it" : "them"})`;
+}
+
+// Whether the file store keeps history, and what it keeps: what its options asked for (the
+// library's default when they say nothing), confirmed by asking the store.
+async function fileHistory(
+  opened: Opened,
+): Promise<{ json: HistoryRetention | false; text: string }> {
+  const off = { json: false as const, text: "off (the store keeps no versions)" };
+  const option = opened.history;
+  if (option === false) return off;
+  try {
+    await auditLog(opened.store, { limit: 1 });
+  } catch (e) {
+    if (e instanceof ConfigError) return off;
+    throw e;
+  }
+  const asked = option !== null && typeof option === "object"
+    ? option as Partial<HistoryRetention>
+    : {};
+  const kept = { ...DEFAULT_RETENTION, ...asked };
+  return {
+    json: kept,
+    text: `on (at least the last ${kept.versions} versions of every key, and every version ` +
+      `younger than ${kept.days} days; agentmem history <key> shows them)`,
+  };
+}
+
 /** `info`. */
-export function info(opened: Opened, o: CommandOptions): number {
+export async function info(opened: Opened, o: CommandOptions): Promise<number> {
   const { backend, location } = opened.store.info();
   const prefix = opened.prefix === undefined ? {} : { prefix: opened.prefix };
-  if (o.json) out(safeJson({ backend, location, ...prefix }));
-  else {
-    out(`backend: ${backend}\nlocation: ${location === "" ? "(none)" : show(location)}`);
-    if (opened.prefix !== undefined) out(prefixText(opened.prefix));
+  if (opened.dir === undefined) {
+    if (o.json) out(safeJson({ backend, location, ...prefix }));
+    else {
+      out(`backend: ${backend}\nlocation: ${location === "" ? "(none)" : show(location)}`);
+      if (opened.prefix !== undefined) out(prefixText(opened.prefix));
+    }
+    return 0;
+  }
+  // A file store reports no location (its info().location is "", so that no host path reaches a
+  // span or a model): the CLI shows the directory the operator named instead.
+  const listed = await opened.store.list();
+  const hidden = await hiddenCount(opened, listed);
+  const history = await fileHistory(opened);
+  if (o.json) {
+    out(safeJson({
+      backend,
+      location,
+      directory: opened.dir,
+      entries: listed.length,
+      hidden,
+      history: history.json,
+    }));
+  } else {
+    out(`backend: ${backend}`);
+    out(`directory: ${show(opened.dir)}`);
+    out(`entries: ${listed.length}${hidden === 0 ? "" : ` listed ${hiddenLine(hidden)}`}`);
+    out(`history: ${history.text}`);
   }
   return 0;
 }
 
-/** `list`. */
+/** `list`: every readable memory, and how many entries it left out. */
 export async function list(opened: Opened, o: CommandOptions): Promise<number> {
   const items = await opened.store.list();
+  const hidden = await hiddenCount(opened, items);
   const { backend, location } = opened.store.info();
   if (o.json) {
     const prefix = opened.prefix === undefined ? {} : { prefix: opened.prefix };
-    out(safeJson({ backend, location, ...prefix, memories: items }));
+    out(safeJson({
+      backend,
+      location,
+      ...prefix,
+      memories: items,
+      ...(hidden === 0 ? {} : { hidden }),
+    }));
     return 0;
   }
   const where = whereLine(opened);
   if (where !== undefined) out(where);
   if (items.length === 0) out("(no memories)");
   for (const { key, description } of items) out(`${key}\t${show(description)}`);
+  if (hidden > 0) out(hiddenLine(hidden));
   return 0;
 }
 

@@ -48,120 +48,176 @@ export interface DumpProblem {
   readonly message: string;
 }
 
+/**
+ * The longest line `import` reads: far more than any valid record takes, even with every
+ * character of its body written as a `\uXXXX` escape (6 bytes for each byte of a 64 KiB body),
+ * so a longer line is refused as too long without being read to its end.
+ */
+export const MAX_DUMP_LINE_BYTES = 1_048_576;
+// What a dump's check keeps of its problems; past this many it only counts them.
+const MAX_KEPT_PROBLEMS = 1_000;
+
 /** What a dump holds, or what is wrong with it. */
 export interface ParsedDump {
   readonly records: DumpRecord[];
+  /** The first problems found, sorted by line (at most 1,000 are kept). */
   readonly problems: DumpProblem[];
+  /** How many problems there are in all. */
+  readonly problemCount: number;
   /** Entries the export left out, as its trailer says (0 without a trailer). */
   readonly skippedAtExport: number;
 }
 
-/** Parses and checks a whole dump: every line, every record, duplicates and the count. */
+/** Parses and checks a whole dump held in memory; see `DumpParser`. */
 export function parseDump(bytes: Uint8Array): ParsedDump {
-  const lines: Array<{ line: number; value: unknown }> = [];
-  const problems: DumpProblem[] = [];
+  const parser = new DumpParser();
   let start = 0;
-  for (let n = 1; start <= bytes.length; n++) {
+  while (start <= bytes.length) {
     let end = bytes.indexOf(0x0a, start);
     if (end < 0) end = bytes.length;
-    const raw = bytes.subarray(start, end);
+    parser.line(bytes.subarray(start, end));
     start = end + 1;
+  }
+  return parser.finish();
+}
+
+/**
+ * Checks a dump line by line as it is read: every line, every record, duplicates and the count.
+ * It holds at most one record more than a store can, and the first problems: a dump of any size
+ * is checked in bounded memory.
+ */
+export class DumpParser {
+  readonly #records: DumpRecord[] = [];
+  readonly #problems: DumpProblem[] = [];
+  readonly #seen = new Map<string, number>();
+  #problemCount = 0;
+  #n = 0;
+  #values = 0;
+  #header = false;
+  #headerLine = 0;
+  // With a header, the latest value waits here: the last one must be the trailer.
+  #pending: { line: number; value: unknown } | undefined;
+  #body = 0;
+  #valid = 0;
+
+  /** Checks the next line's bytes (without its newline). */
+  line(raw: Uint8Array): void {
+    const n = ++this.#n;
     let text: string;
     try {
       text = STRICT.decode(raw);
     } catch {
-      problems.push({
-        line: n,
-        message: "not valid UTF-8 (invalid text is refused, never replaced)",
-      });
-      continue;
+      this.#problem(n, "not valid UTF-8 (invalid text is refused, never replaced)");
+      return;
     }
-    if (text.trim() === "") continue;
+    if (text.trim() === "") return;
+    let value: unknown;
     try {
-      lines.push({ line: n, value: JSON.parse(text) });
+      value = JSON.parse(text);
     } catch {
-      problems.push({ line: n, message: "not a JSON value" });
+      this.#problem(n, "not a JSON value");
+      return;
     }
+    if (this.#values++ === 0 && isMeta(value)) {
+      this.#header = true;
+      this.#headerLine = n;
+      const header = value as Record<string, unknown>;
+      if (header.format !== DUMP_FORMAT || header.end !== undefined) {
+        this.#problem(n, `not an ${DUMP_FORMAT} header`);
+      } else if (header.version !== DUMP_VERSION) {
+        this.#problem(
+          n,
+          `dump version ${
+            JSON.stringify(header.version)
+          } is not supported; this CLI reads version ${DUMP_VERSION}`,
+        );
+      }
+      return;
+    }
+    if (!this.#header) return this.#record(n, value);
+    if (this.#pending !== undefined) this.#record(this.#pending.line, this.#pending.value);
+    this.#pending = { line: n, value };
   }
-  const isMeta = (v: unknown) => isObject(v) && Object.hasOwn(v, "format");
-  const first = lines[0];
-  let body = lines;
-  let expected: number | undefined;
-  let skippedAtExport = 0;
-  if (first !== undefined && isMeta(first.value)) {
-    const header = first.value as Record<string, unknown>;
-    body = lines.slice(1);
-    if (header.format !== DUMP_FORMAT || header.end !== undefined) {
-      problems.push({ line: first.line, message: `not an ${DUMP_FORMAT} header` });
-    } else if (header.version !== DUMP_VERSION) {
-      problems.push({
-        line: first.line,
-        message: `dump version ${
-          JSON.stringify(header.version)
-        } is not supported; this CLI reads version ${DUMP_VERSION}`,
-      });
-    }
-    const last = body.at(-1);
-    if (last === undefined || !isMeta(last.value)) {
-      problems.push({
-        line: (last?.line ?? first.line) + 1,
-        message: "the dump ends without its trailer line, so it is truncated",
-      });
-    } else {
-      body = body.slice(0, -1);
-      const trailer = last.value as Record<string, unknown>;
-      if (trailer.end !== true || !Number.isSafeInteger(trailer.records)) {
-        problems.push({ line: last.line, message: "not a valid trailer line" });
+
+  /** The verdict, once every line has been given. */
+  finish(): ParsedDump {
+    let expected: number | undefined;
+    let skippedAtExport = 0;
+    const last = this.#pending;
+    if (this.#header) {
+      if (last === undefined || !isMeta(last.value)) {
+        if (last !== undefined) this.#record(last.line, last.value);
+        this.#problem(
+          (last?.line ?? this.#headerLine) + 1,
+          "the dump ends without its trailer line, so it is truncated",
+        );
       } else {
-        expected = trailer.records as number;
-        skippedAtExport = Number.isSafeInteger(trailer.skipped) ? trailer.skipped as number : 0;
+        const trailer = last.value as Record<string, unknown>;
+        if (trailer.end !== true || !Number.isSafeInteger(trailer.records)) {
+          this.#problem(last.line, "not a valid trailer line");
+        } else {
+          expected = trailer.records as number;
+          skippedAtExport = Number.isSafeInteger(trailer.skipped) ? trailer.skipped as number : 0;
+        }
       }
     }
-  }
-  const records: DumpRecord[] = [];
-  const seen = new Map<string, number>();
-  for (const { line, value } of body) {
-    const problem = recordProblem(value);
-    if (problem !== undefined) {
-      problems.push({ line, message: problem });
-      continue;
+    if (expected !== undefined && expected !== this.#body) {
+      this.#problem(
+        last?.line ?? 0,
+        `the trailer counts ${expected} records but the dump holds ${this.#body}`,
+      );
     }
+    if (this.#valid > MAX_ENTRIES) {
+      this.#problem(
+        this.#records[MAX_ENTRIES]?.line ?? 0,
+        `the dump holds ${this.#valid} records, over the limit of ${MAX_ENTRIES} memories`,
+      );
+    }
+    this.#problems.sort((a, b) => a.line - b.line);
+    return {
+      records: this.#records,
+      problems: this.#problems,
+      problemCount: this.#problemCount,
+      skippedAtExport,
+    };
+  }
+
+  #record(line: number, value: unknown): void {
+    this.#body++;
+    const problem = recordProblem(value);
+    if (problem !== undefined) return this.#problem(line, problem);
     const r = value as Record<string, unknown>;
     let valid;
     try {
       valid = validateWrite(r.key, r.description, r.content);
     } catch (e) {
       if (!(e instanceof MemoryError)) throw e;
-      problems.push({ line, message: e.message });
-      continue;
+      return this.#problem(line, e.message);
     }
-    const earlier = seen.get(valid.key);
+    // Past one record more than a store holds, the dump is refused anyway: only count.
+    if (this.#records.length > MAX_ENTRIES) {
+      this.#valid++;
+      return;
+    }
+    const earlier = this.#seen.get(valid.key);
     if (earlier !== undefined) {
-      problems.push({
+      return this.#problem(
         line,
-        message: `key "${valid.key}" already appears on line ${earlier}; a dump holds a key once`,
-      });
-      continue;
+        `key "${valid.key}" already appears on line ${earlier}; a dump holds a key once`,
+      );
     }
-    seen.set(valid.key, line);
-    records.push({ line, ...valid });
+    this.#seen.set(valid.key, line);
+    this.#records.push({ line, ...valid });
+    this.#valid++;
   }
-  const count = body.length;
-  if (expected !== undefined && expected !== count) {
-    problems.push({
-      line: lines.at(-1)?.line ?? 0,
-      message: `the trailer counts ${expected} records but the dump holds ${count}`,
-    });
+
+  #problem(line: number, message: string): void {
+    if (this.#problemCount++ < MAX_KEPT_PROBLEMS) this.#problems.push({ line, message });
   }
-  if (records.length > MAX_ENTRIES) {
-    problems.push({
-      line: records[MAX_ENTRIES]?.line ?? 0,
-      message:
-        `the dump holds ${records.length} records, over the limit of ${MAX_ENTRIES} memories`,
-    });
-  }
-  problems.sort((a, b) => a.line - b.line);
-  return { records, problems, skippedAtExport };
+}
+
+function isMeta(v: unknown): boolean {
+  return isObject(v) && Object.hasOwn(v, "format");
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -12,8 +12,8 @@ import {
   type Store,
 } from "../mod.ts";
 import { writeOne } from "./_commands.ts";
-import { type DumpRecord, type ParsedDump, parseDump } from "./_dump.ts";
-import { readBytes, readStdinBytes } from "./_input.ts";
+import { DumpParser, type DumpRecord, MAX_DUMP_LINE_BYTES, type ParsedDump } from "./_dump.ts";
+import { LineTooLongError, openInput, readLines, stdinChunks } from "./_input.ts";
 import type { Opened } from "./_open.ts";
 import { err, out, plural, safeJson } from "./_output.ts";
 
@@ -43,12 +43,25 @@ export async function importDump(
   source: string | undefined,
   o: ImportOptions,
 ): Promise<number> {
-  const bytes = source === undefined
-    ? await readStdinBytes()
-    : await readBytes(source, "the file to import");
-  const dump = parseDump(bytes);
-  if (dump.problems.length > 0) {
-    return refuse(o, dump.problems, `${plural(dump.problems.length, "bad line", "bad lines")}`);
+  const input = source === undefined
+    ? stdinChunks()
+    : await openInput(source, "the file to import");
+  const parser = new DumpParser();
+  try {
+    for await (const line of readLines(input, MAX_DUMP_LINE_BYTES)) parser.line(line);
+  } catch (e) {
+    if (!(e instanceof LineTooLongError)) throw e;
+    const message = `longer than ${e.limit} bytes, more than any record takes`;
+    return refuse(o, [{ line: e.line, message }], "a line too long", 1);
+  }
+  const dump = parser.finish();
+  if (dump.problemCount > 0) {
+    return refuse(
+      o,
+      dump.problems,
+      `${plural(dump.problemCount, "bad line", "bad lines")}`,
+      dump.problemCount,
+    );
   }
   const opened = await openStore();
   try {
@@ -199,18 +212,20 @@ async function landedAs(store: Store, r: DumpRecord): Promise<boolean | undefine
   }
 }
 
+// `count`: how many problems there are in all (`problems` may hold only the first of them).
 function refuse(
   o: ImportOptions,
   problems: ReadonlyArray<{ line: number; message: string }>,
   what: string,
+  count = problems.length,
 ): number {
   if (o.json) out(safeJson({ written: false, problems }));
   else {
     for (const p of problems.slice(0, SHOWN_PROBLEMS)) {
       err(p.line > 0 ? `line ${p.line}: ${p.message}` : p.message);
     }
-    if (problems.length > SHOWN_PROBLEMS) {
-      err(`… and ${problems.length - SHOWN_PROBLEMS} more`);
+    if (count > SHOWN_PROBLEMS) {
+      err(`… and ${count - SHOWN_PROBLEMS} more`);
     }
     err(`nothing imported (${what})`);
   }

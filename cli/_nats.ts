@@ -4,6 +4,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { UnavailableError } from "../mod.ts";
 import { UsageError } from "./_args.ts";
+import { readFileBytes, unreadable } from "./_input.ts";
 import { addSecret } from "./_output.ts";
 
 /** How to log in. */
@@ -101,16 +102,10 @@ export async function connectNats(target: NatsTarget): Promise<NatsConnection> {
   if (auth.kind === "creds") {
     let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(auth.path);
+      bytes = await readFileBytes(auth.path);
     } catch (e) {
       throw new UnavailableError(
-        `Cannot read the credentials file given by --creds: ${
-          e instanceof Deno.errors.NotFound
-            ? "it does not exist"
-            : e instanceof Deno.errors.PermissionDenied
-            ? "permission denied"
-            : "it cannot be read"
-        }`,
+        `Cannot read the credentials file given by --creds: ${unreadable(e)}`,
       );
     }
     login = { authenticator: credsAuthenticator(bytes) };

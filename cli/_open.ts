@@ -3,20 +3,16 @@
 // anything. Backend-specific scanning lives in backends/; this file only picks the scanner.
 
 import { statSync } from "node:fs";
+import process from "node:process";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
-import { UsageError } from "./_args.ts";
+import { type TextOptions, UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
 import { InputError, readUtf8File } from "./_input.ts";
 
 /** The option values `open` reads. */
-export interface OpenOptions {
-  readonly dir?: string | undefined;
-  readonly servers?: string | undefined;
-  readonly bucket?: string | undefined;
-  readonly prefix?: string | undefined;
-  readonly creds?: string | undefined;
-  readonly config?: string | undefined;
+export interface OpenOptions
+  extends TextOptions<"dir" | "servers" | "bucket" | "prefix" | "creds" | "config"> {
   readonly readOnly: boolean;
   /** Whether the command may create a missing file-store directory. */
   readonly mayCreate: boolean;
@@ -35,6 +31,13 @@ export interface Opened {
   readonly prefix?: string | undefined;
   /** The jetstream bucket, `undefined` for other backends. */
   readonly bucket?: string | undefined;
+  /**
+   * The file store's directory as the operator named it (`--dir`, the config file, or the
+   * default); `undefined` for other backends. The store itself reports no location for it.
+   */
+  readonly dir?: string | undefined;
+  /** The file store's `history` option as configured (`undefined`: not given, the default). */
+  readonly history?: unknown;
   /** Closes the CLI's own NATS connection, if any. */
   close(): Promise<void>;
 }
@@ -99,7 +102,7 @@ export async function open(o: OpenOptions): Promise<Opened> {
     const store = await openStore(config);
     return { store, close: () => Promise.resolve() };
   }
-  const nc = await connectNats(natsTarget(o.servers, o.creds, (n) => Deno.env.get(n)));
+  const nc = await connectNats(natsTarget(o.servers, o.creds, (n) => process.env[n]));
   try {
     const store = await openStore(config, { nc });
     const bucket = String(options.bucket);
@@ -117,7 +120,7 @@ export async function openNats(o: OpenOptions): Promise<NatsConnection> {
     throw new UsageError("bucket init takes --servers, not --dir or --config");
   }
   if (o.servers === undefined) throw new UsageError("bucket init needs --servers");
-  return await connectNats(natsTarget(o.servers, o.creds, (n) => Deno.env.get(n)));
+  return await connectNats(natsTarget(o.servers, o.creds, (n) => process.env[n]));
 }
 
 async function openFile(
@@ -150,5 +153,10 @@ async function openFile(
     }
   }
   // Read-only (the config says so): the backend creates no directory and sweeps no temp file.
-  return { store: await openStore(config), close: () => Promise.resolve() };
+  return {
+    store: await openStore(config),
+    ...(typeof dir === "string" ? { dir } : {}),
+    history: options.history,
+    close: () => Promise.resolve(),
+  };
 }

@@ -2,6 +2,10 @@
 // hostile, so human output shows control characters, bidirectional controls and invisible format
 // characters as visible escapes; JSON output escapes them too (it stays valid JSON that parses
 // back to the exact text); `--raw` bytes are written untouched. Secrets never reach an error.
+// Writes are synchronous, through node:fs, so output is complete before the process exits on
+// Deno and Node alike.
+
+import { writeSync } from "node:fs";
 
 const ENCODER = new TextEncoder();
 
@@ -68,26 +72,39 @@ export function redact(text: string): string {
   return out;
 }
 
-function writeAll(file: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+const STDOUT = 1;
+const STDERR = 2;
+// Waits this long before writing again to a full non-blocking pipe.
+const FULL_PIPE_WAIT_MS = 1;
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let off = 0; off < bytes.length;) {
+    try {
+      off += writeSync(fd, bytes.subarray(off));
+    } catch (e) {
+      // Node may hand us a non-blocking pipe: when it is full, wait for the reader.
+      if ((e as { code?: unknown }).code !== "EAGAIN") throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FULL_PIPE_WAIT_MS);
+    }
+  }
 }
 
 /** Writes a line of text to stdout. */
 export function out(line: string): void {
-  writeAll(Deno.stdout, ENCODER.encode(`${line}\n`));
+  writeAll(STDOUT, ENCODER.encode(`${line}\n`));
 }
 
 /** Writes bytes to stdout, untouched. */
 export function outBytes(bytes: Uint8Array): void {
-  writeAll(Deno.stdout, bytes);
+  writeAll(STDOUT, bytes);
 }
 
 /** Writes a diagnostic line to stderr, prefixed `agentmem: `, escaped, with secrets redacted. */
 export function err(line: string): void {
-  writeAll(Deno.stderr, ENCODER.encode(`agentmem: ${show(redact(line))}\n`));
+  writeAll(STDERR, ENCODER.encode(`agentmem: ${show(redact(line))}\n`));
 }
 
 /** Writes a JSON diagnostic to stderr, with secrets redacted. */
 export function errJson(value: unknown): void {
-  writeAll(Deno.stderr, ENCODER.encode(`${redact(safeJson(value))}\n`));
+  writeAll(STDERR, ENCODER.encode(`${redact(safeJson(value))}\n`));
 }

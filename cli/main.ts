@@ -6,7 +6,14 @@
  */
 
 import { MemoryError } from "../mod.ts";
-import { checkOptionsFor, isCommand, parseArgs, UsageError } from "./_args.ts";
+import {
+  checkOptionsFor,
+  commandNames,
+  isCommand,
+  nearest,
+  parseArgs,
+  UsageError,
+} from "./_args.ts";
 import { bucketInit, bucketSettings } from "./_bucket.ts";
 import { check, exportDump } from "./_check.ts";
 import * as commands from "./_commands.ts";
@@ -18,7 +25,7 @@ import {
   showCommand,
 } from "./_history.ts";
 import { importDump } from "./_import.ts";
-import { InputError } from "./_input.ts";
+import { failureKind, InputError } from "./_input.ts";
 import { existing, open, openNats, type OpenOptions } from "./_open.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
 import { USAGE, VERSION } from "./_usage.ts";
@@ -57,12 +64,21 @@ export async function main(args: string[]): Promise<number> {
         throw new UsageError(
           sub === undefined
             ? "bucket needs a subcommand: init"
-            : `unknown bucket subcommand ${quoted(sub)}`,
+            : `unknown bucket subcommand ${quoted(sub)}${
+              nearest(sub, ["init"]) === undefined ? "" : ' (did you mean "bucket init"?)'
+            }`,
         );
       }
       command = "bucket init";
     }
-    if (!isCommand(command)) throw new UsageError(`unknown command ${quoted(command)}`);
+    if (!isCommand(command)) {
+      const near = nearest(command, commandNames());
+      throw new UsageError(
+        `unknown command ${quoted(command)}${
+          near === undefined ? "" : ` (did you mean ${quoted(near)}?)`
+        }`,
+      );
+    }
     checkOptionsFor(command, options);
     const str = (name: string) => options[name] as string | undefined;
     const flag = (name: string) => options[name] === true;
@@ -166,7 +182,7 @@ export async function main(args: string[]): Promise<number> {
       };
       switch (command) {
         case "info":
-          return commands.info(opened, o);
+          return await commands.info(opened, o);
         case "list":
           return await commands.list(opened, o);
         case "read":
@@ -207,7 +223,9 @@ function report(e: unknown, json: boolean): number {
     }
     return 2;
   }
-  if (e instanceof Deno.errors.BrokenPipe) return 1;
+  // The reader went away (`agentmem list | head`): nothing more to say, to anyone.
+  const kind = failureKind(e);
+  if (kind === "EPIPE" || kind === "BrokenPipe") return 1;
   const [code, message] = e instanceof MemoryError
     ? [e.code, e.message]
     : e instanceof InputError
@@ -222,10 +240,4 @@ function report(e: unknown, json: boolean): number {
   if (json) errJson({ error: code, message });
   else err(message);
   return 1;
-}
-
-// A raw error's code (ENOENT) or class name (TypeError), never its text.
-function failureKind(e: unknown): string {
-  const code = e instanceof Error ? (e as { code?: unknown }).code : undefined;
-  return typeof code === "string" ? code : e instanceof Error ? e.name : typeof e;
 }

@@ -32,7 +32,7 @@ export async function chat(client: Anthropic, store: Store, prompt: string): Pro
 }
 
 if (import.meta.main) {
-  // readBeforeUpdate turns on the revision check that keeps concurrent edits from being lost.
-  const store = await openFileStore({ dir: "./.agentmem", readBeforeUpdate: true });
+  // Edits are revision-checked on any store, so a default file store loses none.
+  const store = await openFileStore({ dir: "./.agentmem" });
   console.log(await chat(new Anthropic(), store, Deno.args.join(" ") || "I prefer metric units."));
 }

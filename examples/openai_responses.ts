@@ -27,7 +27,10 @@ import {
  */
 export async function chat(openai: OpenAI, store: Store, prompt: string): Promise<string> {
   const tools = memoryTools(store, { scope: new Scope() });
+  // Built once per run: the same instructions every turn keep the prompt cache, and the index
+  // stays the start-of-run index (memory_list shows what changed since).
   const instructions = `You are a helpful assistant.\n\n${await memorySystemNote(store)}`;
+  const responseTools = toOpenAITools(tools, { api: "responses", strict: true });
   let input: OpenAI.Responses.ResponseInput = [{ role: "user", content: prompt }];
   let previous: string | undefined;
   for (let turn = 0; turn < 10; turn++) {
@@ -35,7 +38,7 @@ export async function chat(openai: OpenAI, store: Store, prompt: string): Promis
       model: "gpt-5",
       instructions,
       input,
-      tools: toOpenAITools(tools, { api: "responses", strict: true }),
+      tools: responseTools,
       ...(previous === undefined ? {} : { previous_response_id: previous }),
     });
     const calls = response.output.filter((item) => item.type === "function_call");

@@ -1,16 +1,21 @@
 // `deno task build:npm [outDir]`: builds the npm package `@agentmem/memory` for Node and Bun from
-// mod.ts: one ESM bundle and one bundled declaration file made by tsdown (rolldown, with tsc for
-// the types), a package.json whose dependencies are exactly the npm modules mod.ts imports at the
-// versions pinned in deno.json, and the README and LICENSE. The JSR publish is unaffected.
+// mod.ts and the CLI's Node entry (cli/bin.ts, the package's `agentmem` bin): ESM bundles (the
+// chunks both share and the ones loaded on demand included) and one bundled declaration file made
+// by tsdown (rolldown, with tsc for the types), a package.json whose dependencies are exactly the
+// npm modules the two entries import at the versions pinned in deno.json, and the README and
+// LICENSE. The JSR publish is unaffected.
 
 import { build } from "tsdown";
 import "typescript"; // tsdown's peer for the declarations; imported so Deno resolves this pin
 
 const ROOT = new URL("../", import.meta.url);
 const ENTRY = "mod.ts";
+/** The operator CLI's Node entry, bundled as the package's `agentmem` bin. */
+const CLI_ENTRY = "cli/bin.ts";
 const JS = "index.mjs";
+const CLI_JS = "cli.mjs";
 const TYPES = "index.d.mts";
-/** The oldest Node release the package is tested on (tests/runtimes_test.ts). */
+/** The oldest Node release the package is tested on (tests/runtimes/runtimes_test.ts). */
 const NODE_ENGINE = ">=22";
 
 interface DenoConfig {
@@ -24,7 +29,10 @@ interface DenoConfig {
 export async function buildNpm(outDir: string): Promise<Record<string, unknown>> {
   const root = fromFileUrl(ROOT);
   const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as DenoConfig;
-  const dependencies = await runtimeDependencies(root, config);
+  const dependencies = {
+    ...await runtimeDependencies(root, config, ENTRY),
+    ...await runtimeDependencies(root, config, CLI_ENTRY),
+  };
   await Deno.remove(outDir, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
@@ -32,7 +40,7 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
     cwd: root,
     config: false,
     logLevel: "warn",
-    entry: { index: `${root}${ENTRY}` },
+    entry: { index: `${root}${ENTRY}`, cli: `${root}${CLI_ENTRY}` },
     outDir,
     format: "esm",
     platform: "node",
@@ -50,8 +58,18 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
       },
     },
   });
-  for (const file of [JS, TYPES]) {
+  for (const file of [JS, TYPES, CLI_JS]) {
     if (!(await exists(`${outDir}/${file}`))) throw new Error(`tsdown wrote no ${file}`);
+  }
+  // The bin runs as a program: Node's shebang line first.
+  const cli = await Deno.readTextFile(`${outDir}/${CLI_JS}`);
+  await Deno.writeTextFile(`${outDir}/${CLI_JS}`, `#!/usr/bin/env node\n${cli}`);
+  // Code both entries share lands in chunks of its own, which the package must carry too.
+  const chunks: string[] = [];
+  for await (const e of Deno.readDir(outDir)) {
+    if (e.isFile && e.name.endsWith(".mjs") && e.name !== JS && e.name !== CLI_JS) {
+      chunks.push(e.name);
+    }
   }
   const pkg = {
     name: config.name,
@@ -63,7 +81,8 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
     exports: { ".": { types: `./${TYPES}`, default: `./${JS}` } },
     main: `./${JS}`,
     types: `./${TYPES}`,
-    files: [JS, TYPES, "README.md", "LICENSE"],
+    bin: { agentmem: `./${CLI_JS}` },
+    files: [JS, TYPES, CLI_JS, ...chunks.sort(), "README.md", "LICENSE"],
     engines: { node: NODE_ENGINE },
     keywords: ["llm", "agent", "memory", "nats", "jetstream", "deno", "bun"],
     dependencies,
@@ -71,29 +90,33 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
   await Deno.writeTextFile(`${outDir}/package.json`, JSON.stringify(pkg, null, 2) + "\n");
   await Deno.copyFile(`${root}README.md`, `${outDir}/README.md`);
   await Deno.copyFile(`${root}LICENSE`, `${outDir}/LICENSE`);
-  const leftovers = denoGlobalUses(await Deno.readTextFile(`${outDir}/${JS}`));
+  const leftovers: string[] = [];
+  for (const file of [JS, CLI_JS, ...chunks]) {
+    leftovers.push(...denoGlobalUses(await Deno.readTextFile(`${outDir}/${file}`)));
+  }
   if (leftovers.length > 0) {
     console.error(
-      `warning: ${JS} still uses the Deno global on ${leftovers.length} lines ` +
+      `warning: the bundle still uses the Deno global on ${leftovers.length} lines ` +
         `(first: ${leftovers[0]}); those paths fail on Node and Bun`,
     );
   }
   return pkg;
 }
 
-// The npm modules mod.ts imports (as Deno's module graph records them, type-only imports
+// The npm modules an entry imports (as Deno's module graph records them, type-only imports
 // included, since the declarations name them), each at the version deno.json pins.
 async function runtimeDependencies(
   root: string,
   config: DenoConfig,
+  entry: string,
 ): Promise<Record<string, string>> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", ENTRY],
+    args: ["info", "--json", entry],
     cwd: root,
     stdout: "piped",
     stderr: "inherit",
   }).output();
-  if (!out.success) throw new Error(`deno info ${ENTRY} failed`);
+  if (!out.success) throw new Error(`deno info ${entry} failed`);
   const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
     modules: { specifier: string }[];
   };
@@ -104,7 +127,7 @@ async function runtimeDependencies(
     const [, name, version] = m as unknown as [string, string, string];
     const pinned = config.imports[name];
     if (pinned !== `npm:${name}@${version}`) {
-      throw new Error(`${ENTRY} imports ${name}@${version}, but deno.json pins ${pinned}`);
+      throw new Error(`${entry} imports ${name}@${version}, but deno.json pins ${pinned}`);
     }
     deps[name] = version;
   }

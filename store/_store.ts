@@ -8,6 +8,7 @@ import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
 import type { StoreAudit } from "./audit.ts";
+import { isChecked } from "./_checked.ts";
 import type { HistoryOps } from "./history.ts";
 
 /**
@@ -17,12 +18,26 @@ import type { HistoryOps } from "./history.ts";
 export interface Call {
   readonly signal: AbortSignal | undefined;
   readonly scope: Scope | null;
+  /**
+   * `true` when the caller asked (see `_checked.ts`) that this `update` or `delete` write only if
+   * the key holds the revision `scope` recorded, else `StaleError`, whatever the backend's
+   * read-before-update default. A delete of a key that holds nothing is then stale too.
+   */
+  readonly checked: boolean;
   readonly via: string;
   readonly callId: string | undefined;
 }
 
 const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
 const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
+
+/**
+ * `id` when it is a legal `callId` (1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`), else
+ * `undefined`: the tools pass a model's tool call id only when a store call would take it.
+ */
+export function legalCallId(id: unknown): string | undefined {
+  return typeof id === "string" && CALL_ID.test(id) ? id : undefined;
+}
 
 /**
  * A backend's raw operations. Inputs are already validated; a backend throws `MemoryError`s for
@@ -40,8 +55,19 @@ export interface BackendOps {
    * Optional: without it, `auditStore` audits what `list()` and `read()` show.
    */
   audit?(call: Call): Promise<StoreAudit>;
+  /**
+   * Every memory `list()` shows, with its body, in key order, in one pass (what `read()` cannot
+   * parse is left out). Optional: without it, `readAllEntries` lists and reads each key. Records
+   * nothing in the call's scope: it serves a search, which grants no authority.
+   */
+  entries?(call: Call): Promise<KeyedEntry[]>;
   /** The store's history, when it keeps one (see store/history.ts). */
   readonly history?: HistoryOps | undefined;
+}
+
+/** A memory with its key: what `BackendOps.entries` yields. */
+export interface KeyedEntry extends Entry {
+  readonly key: string;
 }
 
 /** What a store built by `buildStore` offers beyond the `Store` contract. */
@@ -72,6 +98,7 @@ export type Op =
   | "update"
   | "delete"
   | "audit"
+  | "entries"
   | "history"
   | "read_version"
   | "restore"
@@ -84,6 +111,7 @@ const VERB: Record<Op, string> = {
   update: "update memory",
   delete: "delete memory",
   audit: "audit the store",
+  entries: "read every memory",
   history: "read the history of memory",
   read_version: "read a version of memory",
   restore: "restore a version of memory",
@@ -95,6 +123,7 @@ const READS: ReadonlySet<Op> = new Set([
   "list",
   "read",
   "audit",
+  "entries",
   "history",
   "read_version",
   "audit_log",
@@ -174,7 +203,7 @@ export function runCall<T>(
 
 function checkCall(backend: string, opts: unknown): Call {
   if (opts === undefined || opts === null) {
-    return { signal: undefined, scope: null, via: "api", callId: undefined };
+    return { signal: undefined, scope: null, checked: false, via: "api", callId: undefined };
   }
   if (typeof opts !== "object") {
     throw new ConfigError(`[memory:${backend}] Call options must be an object`);
@@ -200,7 +229,7 @@ function checkCall(backend: string, opts: unknown): Call {
       }`,
     );
   }
-  return { signal, scope: scope ?? null, via: via ?? "api", callId };
+  return { signal, scope: scope ?? null, checked: isChecked(opts), via: via ?? "api", callId };
 }
 
 function what(op: Op, key: string | undefined): string {

@@ -28,6 +28,28 @@ export interface AuditEntry {
   readonly reason?: string | undefined;
 }
 
+/**
+ * What an audit found under a lock's name (file backend: `.<key>.lock`) other than a lock held by
+ * a live writer: `"foreign"`, something the library did not write (a directory, a symlink, a
+ * FIFO, a file without a lock token), which makes every write of the key fail until an operator
+ * removes it; `"dead"`, a lock left by a writer that died, which the next write of the key
+ * removes; `"unjudged"`, a lock whose holder this process cannot judge (another pid namespace or
+ * container, or no readable /proc), which writes here wait for and never break.
+ */
+export type AuditLockState = "foreign" | "dead" | "unjudged";
+
+/** One lock name an audit reports. */
+export interface AuditLock {
+  /** The name as found (`.notes.lock`). */
+  readonly name: string;
+  /** The key whose writes the lock serializes, when the name carries a legal one. */
+  readonly key?: string | undefined;
+  /** What stands under the name (see `AuditLockState`). */
+  readonly state: AuditLockState;
+  /** The reason, in words, with what an operator may do. */
+  readonly reason: string;
+}
+
 /** Everything an audit saw, sorted by name. */
 export interface StoreAudit {
   /** Every name in the keyspace, healthy or not. */
@@ -36,6 +58,11 @@ export interface StoreAudit {
   readonly ignored: readonly string[];
   /** What is wrong in the kept versions (an edited or missing version), by key; none when empty. */
   readonly history?: readonly HistoryProblem[] | undefined;
+  /**
+   * Lock names that are not held by a live writer (file backend; absent elsewhere). A `"foreign"`
+   * one is a problem an operator must fix; the others are for the record.
+   */
+  readonly locks?: readonly AuditLock[] | undefined;
 }
 
 /**

@@ -6,7 +6,8 @@
  */
 
 import { ConfigError } from "./errors.ts";
-import { describeType, errorKind, quote } from "./_text.ts";
+import { allowedText, readOptionFields } from "./_option_fields.ts";
+import { describeType, quote } from "./_text.ts";
 
 /** The JSON types an option can take. */
 export type OptionType = "string" | "boolean" | "number" | "object";
@@ -78,45 +79,26 @@ export function decodeOptions<S extends OptionsSchema>(
   raw: unknown,
   schema: S,
 ): DecodedOptions<S> {
-  const allowed = Object.keys(schema);
-  const allowedText = allowed.length === 0
-    ? "it takes no options"
-    : `allowed options: ${allowed.map((k) => quote(k)).join(", ")}`;
   const fail = (problem: string) =>
     new ConfigError(`[memory:${backend}] Invalid options for the ${backend} backend: ${problem}`);
-  if (raw === undefined || raw === null) raw = {};
-  try {
-    return decodeObject(raw, schema, allowedText, fail);
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    // A getter that throws, a Proxy trap, a revoked Proxy: the block cannot be read.
-    throw fail(
-      `reading the options failed (${errorKind(e)}); ${allowedText}`,
-    );
-  }
+  return decodeObject(raw ?? undefined, schema, allowedText(Object.keys(schema)), fail);
 }
 
 function decodeObject<S extends OptionsSchema>(
   raw: unknown,
   schema: S,
-  allowedText: string,
+  allowedList: string,
   fail: (problem: string) => ConfigError,
   path = "",
 ): DecodedOptions<S> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw fail(`expected an object, got ${describeType(raw)}; ${allowedText}`);
-  }
-  // A Map, a Date or a class instance has no own entries to read, or not the ones it appears
-  // to have: reading it as {} would silently drop the operator's settings.
-  const proto = Object.getPrototypeOf(raw);
-  if (proto !== Object.prototype && proto !== null) {
-    throw fail(`expected a plain object, got ${instanceName(proto)}; ${allowedText}`);
-  }
+  // The shape every options object must have (shared with the tools' options).
+  const given = readOptionFields(raw, Object.keys(schema), fail, {
+    path,
+    allowedText: allowedList,
+  });
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const spec = Object.hasOwn(schema, key) ? schema[key] : undefined;
-    if (spec === undefined) throw fail(`unknown option ${quote(path + key)}; ${allowedText}`);
-    if (value === undefined) continue;
+  for (const [key, value] of Object.entries(given)) {
+    const spec = schema[key]!;
     const types: readonly OptionType[] = typeof spec.type === "string" ? [spec.type] : spec.type;
     const type = types.find((t) => hasType(value, t));
     if (type === undefined) {
@@ -139,7 +121,7 @@ function decodeObject<S extends OptionsSchema>(
   }
   for (const [key, spec] of Object.entries(schema)) {
     if (spec.required && !Object.hasOwn(out, key)) {
-      throw fail(`missing required option ${quote(path + key)}; ${allowedText}`);
+      throw fail(`missing required option ${quote(path + key)}; ${allowedList}`);
     }
   }
   return out as DecodedOptions<S>;
@@ -167,11 +149,4 @@ function allowedFor(option: string, fields: OptionsSchema): string {
   return names.length === 0
     ? `option ${quote(option)} takes no fields`
     : `option ${quote(option)} takes: ${names.map((k) => quote(k)).join(", ")}`;
-}
-
-function instanceName(proto: object): string {
-  const name = Object.getOwnPropertyDescriptor(proto, "constructor")?.value?.name;
-  return typeof name === "string" && /^[A-Za-z_$][\w$]{0,63}$/.test(name)
-    ? `an instance of ${name}`
-    : "an object with a custom prototype";
 }

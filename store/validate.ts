@@ -16,6 +16,9 @@ import { quote, runeCount, utf8Length } from "./_text.ts";
 
 const KEY_CHARSET = /^[A-Za-z0-9._=-]+$/;
 
+/** The characters a key may hold, as a JSON Schema `pattern` (the other rules are checked apart). */
+export const KEY_PATTERN: string = KEY_CHARSET.source;
+
 /** What a legal key looks like, for error messages and tool descriptions. */
 export const LEGAL_KEY =
   `1 to ${MAX_KEY_RUNES} characters from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without ".."`;

@@ -23,7 +23,7 @@ import {
   TooLargeError,
   UnavailableError,
 } from "../mod.ts";
-import { test as registerTest, type TestOptions } from "./_test_api.ts";
+import { test as registerTest, type TestOptions } from "./_lib/test_api.ts";
 import { historyConformance } from "./conformance_history.ts";
 
 /** A fresh, empty store and how to dispose of it. */
@@ -46,7 +46,7 @@ export interface ConformanceOptions {
   readonly open: () => Promise<Fixture>;
   /** Told apart in test names when one backend runs the suite twice (`file+rbu`, say). */
   readonly label?: string;
-  /** Options passed to every test (to skip when a server is missing, say); see _test_api.ts. */
+  /** Options passed to every test (to skip when a server is missing, say); see _lib/test_api.ts. */
   readonly testOptions?: TestOptions;
   /** Whether the store keeps history (default `true`): the history cases run when it does. */
   readonly history?: boolean;

@@ -38,6 +38,24 @@ export function schemaOf(tool: Tool): JsonSchemaObject {
   return structuredClone(tool.inputSchema) as JsonSchemaObject;
 }
 
+const STORE_METHODS = ["info", "list", "read", "create", "update", "delete"] as const;
+
+/**
+ * Checks that `store` has the `Store` methods and returns the backend name it reports, for spans;
+ * anything else is a `ConfigError` with `action` ("make the memory tools", say) in front.
+ */
+export function checkStore(store: Store, action: string): string {
+  if (
+    store === null || typeof store !== "object" ||
+    !STORE_METHODS.every((m) =>
+      typeof (store as unknown as Record<string, unknown>)[m] === "function"
+    )
+  ) {
+    throw new ConfigError(`Cannot ${action}: expected a Store, got ${describeType(store)}`);
+  }
+  return storeBackend(store, action);
+}
+
 /**
  * The backend name a store reports, for spans; a store whose `info()` throws or answers something
  * else is a `ConfigError` saying so, with `action` ("make the memory tools", say) in front.

@@ -5,7 +5,8 @@ import { describeType, quote } from "../store/_text.ts";
 
 /** One argument a tool takes: its JSON type and whether it must be given. */
 export interface Field {
-  readonly type: "string" | "boolean";
+  /** `"integer"` takes a non-negative safe integer. */
+  readonly type: "string" | "boolean" | "integer";
   readonly required: boolean;
 }
 
@@ -22,6 +23,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 function hasType(value: unknown, type: Field["type"]): boolean {
+  if (type === "integer") return Number.isSafeInteger(value) && (value as number) >= 0;
   return type === "string" ? typeof value === "string" : typeof value === "boolean";
 }
 
@@ -64,7 +66,8 @@ export function checkArgs(
     if (!present) {
       if (field.required) problems.push(`missing field "${name}"`);
     } else if (!hasType(value, field.type)) {
-      problems.push(`field "${name}" must be a ${field.type}, got ${describeType(value)}`);
+      const want = field.type === "integer" ? "non-negative integer" : field.type;
+      problems.push(`field "${name}" must be a ${want}, got ${describeType(value)}`);
     } else {
       args[name] = value;
     }

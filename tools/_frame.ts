@@ -18,6 +18,7 @@
 
 import { createHash } from "node:crypto";
 import type { Item } from "../store/types.ts";
+import type { Version } from "../store/history.ts";
 
 // Everything but TAB and LF among the C0 controls, DEL, the C1 controls (NEL among them), the
 // line and paragraph separators, and the bidirectional embeddings, overrides and isolates.
@@ -98,15 +99,38 @@ function tokenFor(kind: string, body: string, n: number): string {
   return createHash("sha256").update(`${kind}\n${n}\n${body}`).digest("hex").slice(0, 16);
 }
 
-/** One memory's lines: its key, its description and, when given, its body. */
-export function entryLines(key: string, description: string, content?: string): string[] {
+/** The few words that mark a memory whose latest version came from a tainted run. */
+export const TAINTED_MARK = "[written by a run that read untrusted input]";
+
+/**
+ * One memory's lines: its key, its description, when given its latest version (when and by which
+ * run, and whether that run was tainted), and when given its body.
+ */
+export function entryLines(
+  key: string,
+  description: string,
+  content?: string,
+  latest?: Version,
+): string[] {
   const lines = [`key: ${quoteKey(key)}`, `description: ${oneLine(description)}`];
+  if (latest !== undefined) lines.push(`last written: ${writtenBy(latest)}`);
   if (content === undefined) return lines;
   if (content === "") return [...lines, "content: (empty)"];
   return [...lines, "content:", ...gutterLines(content)];
 }
 
-/** One line of an index: `- "key": description`. */
-export function indexLine(item: Item): string {
-  return `- ${quoteKey(item.key)}: ${oneLine(item.description)}`;
+/**
+ * One line of an index: `- "key": description`, with `TAINTED_MARK` after the key when its latest
+ * version came from a tainted run.
+ */
+export function indexLine(item: Item, tainted = false): string {
+  return `- ${quoteKey(item.key)}${tainted ? ` ${TAINTED_MARK}` : ""}: ${
+    oneLine(item.description)
+  }`;
+}
+
+// When and by whom, in a few words; run ids hold no character that needs escaping.
+function writtenBy(v: Version): string {
+  const run = v.run === undefined ? "a write with no run" : `run ${JSON.stringify(v.run)}`;
+  return `${v.at.slice(0, 19)}Z by ${run}${v.tainted ? `, ${TAINTED_MARK}` : ""}`;
 }

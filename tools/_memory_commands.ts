@@ -3,14 +3,19 @@
 
 import { MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
-import type { CallOptions, Item, Store } from "../store/types.ts";
+import { Scope } from "../store/scope.ts";
+import type { CallOptions, Entry, Item, Store } from "../store/types.ts";
+import { checkedCall } from "../store/_checked.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import { utf8Length } from "../store/_text.ts";
 import { frame, oneLine, quoteKey } from "./_frame.ts";
+import { listedItems } from "./_items.ts";
 import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
-export const EDIT_ATTEMPTS = 100;
+export const EDIT_ATTEMPTS = 24;
+/** The longest pause between two attempts, in milliseconds. */
+export const MAX_EDIT_PAUSE_MS = 200;
 
 /** `true` when `e` says the memory does not exist. */
 export function isNotFound(e: unknown): boolean {
@@ -66,39 +71,147 @@ export function storeError(
 }
 
 /**
- * Applies `apply` to the file's current text and writes the result only if nobody wrote the file
- * in between (the store's revision check, through the scope the read recorded in); when somebody
- * did, reads again and re-applies. `apply` throws to refuse the edit, and then nothing is written.
- * Returns the text written.
+ * Who runs a command: the store, the run's scope (`null`: none), the caller's signal, and the
+ * provenance every write records (`via`: `claude_memory:<command>`; the tool call's id).
+ */
+export interface Runner {
+  readonly store: Store;
+  readonly scope: Scope | null;
+  readonly signal?: AbortSignal | undefined;
+  readonly via: string;
+  readonly callId?: string | undefined;
+}
+
+/** The call options of a command's reads and writes, with no scope: they grant nothing. */
+export function plainCall(run: Runner): CallOptions {
+  return {
+    via: run.via,
+    ...(run.signal === undefined ? {} : { signal: run.signal }),
+    ...(run.callId === undefined ? {} : { callId: run.callId }),
+  };
+}
+
+/** The call options through the run's scope. */
+export function runCall(run: Runner): CallOptions {
+  return { ...plainCall(run), scope: run.scope };
+}
+
+/**
+ * A command's own call options: a fresh scope, so that this command's read authorizes only this
+ * command's write (two commands of one run editing one file at once would otherwise authorize
+ * each other's stale writes), and the caller's signal and provenance.
+ */
+export function ownCall(run: Runner): CallOptions & { readonly scope: Scope } {
+  return { ...plainCall(run), scope: new Scope() };
+}
+
+/**
+ * Records in the run's scope what a command's own scope holds (the revisions it read and wrote
+ * last), as a store records a run's own writes, so a later overwrite through the run's scope is
+ * authorized as it would be had the run written the file directly.
+ */
+export function adopt(run: Runner, own: Scope): void {
+  if (run.scope === null) return;
+  for (const [namespace, keys] of Object.entries(own.snapshot().revisions)) {
+    for (const [key, revision] of Object.entries(keys)) run.scope.record(namespace, key, revision);
+  }
+}
+
+/** Reads a memory file; a store failure is a `CommandError` in the model's terms. */
+export async function readFile(store: Store, key: string, call: CallOptions): Promise<Entry> {
+  try {
+    return await store.read(key, call);
+  } catch (e) {
+    throw storeError(e, pathOf(key));
+  }
+}
+
+/**
+ * Applies `apply` to the file's current text and writes the result only if the file still holds
+ * what was read (a revision-checked write, on every store this library builds, whatever its
+ * read-before-update default); when another writer came first, waits a little, reads again and
+ * re-applies, at most `EDIT_ATTEMPTS` times. `apply` throws to refuse the edit, and then nothing
+ * is written. Returns the text written.
  */
 export async function editFile(
-  store: Store,
-  call: CallOptions,
+  run: Runner,
   key: string,
   apply: (text: string) => string,
 ): Promise<string> {
   const path = pathOf(key);
   for (let attempt = 1;; attempt++) {
-    let entry;
-    try {
-      entry = await store.read(key, call);
-    } catch (e) {
-      throw storeError(e, path);
-    }
+    const call = ownCall(run);
+    const entry = await readFile(run.store, key, call);
     const text = apply(entry.content);
     // A description that came from the text follows it; one written otherwise stays.
     const description = entry.description === describeText(entry.content)
       ? describeText(text)
       : entry.description;
     try {
-      await store.update(key, description, text, call);
+      await run.store.update(key, description, text, checkedCall(call));
+      adopt(run, call.scope);
       return text;
     } catch (e) {
       if (!(e instanceof MemoryError && e.code === "stale") || attempt >= EDIT_ATTEMPTS) {
         throw storeError(e, path);
       }
     }
+    await pause(attempt, run.signal);
   }
+}
+
+/**
+ * `rename`: creates `to` with exactly what `from` held when read, then deletes `from` only if it
+ * still holds that (a revision-checked delete). When `from` changed or went in between, the copy
+ * is taken back (unless it was changed meanwhile too) and the rename fails as stale, so no edit
+ * racing the rename is lost.
+ */
+export async function renameFile(run: Runner, from: string, to: string): Promise<void> {
+  const [fromPath, toPath] = [pathOf(from), pathOf(to)];
+  const call = ownCall(run);
+  const entry = await readFile(run.store, from, call);
+  try {
+    await run.store.create(to, entry.description, entry.content, call);
+  } catch (e) {
+    throw storeError(e, toPath, `The destination ${toPath} already exists`);
+  }
+  try {
+    await run.store.delete(from, checkedCall(call));
+  } catch (e) {
+    if (!(e instanceof MemoryError && e.code === "stale")) throw storeError(e, fromPath);
+    let kept = false;
+    try {
+      await run.store.delete(to, checkedCall(call));
+    } catch {
+      kept = true;
+    }
+    throw new CommandError(
+      `The file ${fromPath} changed while it was being renamed, so it was not renamed` +
+        (kept ? ` (${toPath} holds a copy of what it held before, edited since)` : "") +
+        `. View it and try again.`,
+      "stale",
+    );
+  }
+  adopt(run, call.scope);
+}
+
+// A pause before attempt `attempt + 1`: random, growing with each attempt up to
+// MAX_EDIT_PAUSE_MS, so writers that collided spread out instead of colliding again.
+function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> {
+  const ms = Math.random() * Math.min(MAX_EDIT_PAUSE_MS, 2 ** attempt);
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
 }
 
 // The widest size `formatSize` gives for a memory file ("1023.9K" cannot happen below 64 KiB).
@@ -111,21 +224,14 @@ const READ_BATCH = 16;
  * `range` picks entries as `view_range` picks lines (1-based, `-1` for the end); a view that does
  * not fit says which `view_range` shows the rest.
  */
-export async function viewRoot(
-  store: Store,
-  call: CallOptions,
-  range: unknown,
-  maxChars: number,
-): Promise<string> {
-  let listed;
+export async function viewRoot(run: Runner, range: unknown, maxChars: number): Promise<string> {
+  const plain = plainCall(run);
+  let items;
   try {
-    listed = await store.list(call);
+    items = listedItems(await run.store.list(plain));
   } catch (e) {
     throw storeError(e, ROOT);
   }
-  const items = (Array.isArray(listed) ? listed : [])
-    .filter((i: Item) => typeof i?.key === "string" && typeof i.description === "string")
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   if (items.length === 0) {
     return `Here're the memories in ${ROOT}: there are none yet. Create one with the create command.`;
   }
@@ -167,7 +273,7 @@ export async function viewRoot(
         shown.slice(i, i + READ_BATCH).map((item) =>
           // Without the run's scope: seeing a size is not reading the file, and must not
           // authorize an overwrite. The caller's signal still applies.
-          store.read(item.key, call.signal ? { signal: call.signal } : {}).then(
+          run.store.read(item.key, plain).then(
             (e) => formatSize(utf8Length(e.content.toWellFormed())),
             () => "?",
           )
@@ -181,12 +287,12 @@ export async function viewRoot(
 
 // Each command makes an `execute_tool memory` span, with the command and its outcome: "ok", a
 // store error code, or "refused" for a command the SDK's own tool would refuse too.
-export function traced<C>(
+export function traced<C, X>(
   backend: string,
   command: string,
-  run: (c: C) => Promise<string>,
-): (c: C) => Promise<string> {
-  return (c) =>
+  run: (c: C, context?: X) => Promise<string>,
+): (c: C, context?: X) => Promise<string> {
+  return (c, context) =>
     withSpan(
       "execute_tool memory",
       {
@@ -195,23 +301,26 @@ export function traced<C>(
         "memory.backend": backend,
         "memory.operation": `memory.${command}`,
       },
-      async () => {
+      async (): Promise<Traced> => {
         try {
           if (c === null || typeof c !== "object" || Array.isArray(c)) {
             throw new CommandError(
               `The ${command} command's input must be a JSON object, as the memory tool defines it`,
             );
           }
-          return { text: await run(c) };
+          return { ok: true, text: await run(c, context) };
         } catch (e) {
-          return { error: e instanceof CommandError ? e : storeError(e, ROOT) };
+          return { ok: false, error: e instanceof CommandError ? e : storeError(e, ROOT) };
         }
       },
-      (r) => "error" in r ? r.error.outcome : "ok",
+      (r) => r.ok ? "ok" : r.error.outcome,
     ).then((r) => {
-      if ("error" in r) throw r.error;
+      if (!r.ok) throw r.error;
       return r.text;
     });
 }
 
-/** The store's backend name, for spans; a store whose info() fails is a ConfigError. */
+type Traced = { readonly ok: true; readonly text: string } | {
+  readonly ok: false;
+  readonly error: CommandError;
+};

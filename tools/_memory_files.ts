@@ -1,11 +1,23 @@
 // What Claude's memory tool sees of a store: paths under /memories, the text edits it makes, the
 // description a file gets, and the sizes it shows. Pure functions; the handlers do the I/O.
 //
-// The edit rules are the SDK's own filesystem tool's (BetaLocalFilesystemMemoryTool), so a
-// command succeeds or fails here exactly when it would there, and leaves the same text.
+// The edit rules are those of the memory tool's documentation and of the Python SDK's filesystem
+// tool. The TypeScript SDK's BetaLocalFilesystemMemoryTool follows the same rules but for two
+// defects, where this library differs on purpose (DIFFERENCES below); everywhere else a command
+// succeeds or fails here exactly when it would there, and leaves the same text.
+//
+// Where we differ on purpose from the TypeScript SDK's tool, which matches `old_str` line by line
+// (anthropic-sdk-typescript issue 1180):
+//
+// 1. `str_replace` counts the occurrences of `old_str` in the whole text, as the Python SDK does:
+//    it must occur exactly once (occurrences do not overlap) and may span lines. The TypeScript
+//    tool refuses a multi-line `old_str` ("did not appear verbatim"), accepts one that occurs
+//    twice on one line (replacing the first), and accepts an empty one in a one-line file.
+// 2. An omitted (or `null`) `new_str` deletes `old_str`, as the tool's definition has it; the
+//    TypeScript tool writes the word "undefined" in its place.
 
-import { MAX_DESCRIPTION_RUNES } from "../store/limits.ts";
-import { validateKey } from "../store/validate.ts";
+import { MAX_DESCRIPTION_RUNES, MAX_KEY_RUNES } from "../store/limits.ts";
+import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
 import { quote } from "../store/_text.ts";
 
 /**
@@ -57,18 +69,20 @@ export function parsePath(path: unknown): MemoryPath {
     return { root: false, key: validateKey(name) };
   } catch {
     throw new CommandError(
-      `The path ${quote(path)} is not a legal memory file name: a name is 1 to 200 characters ` +
-        `from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without "..", ` +
+      `The path ${quote(path)} is not a legal memory file name: a name is ${LEGAL_KEY}, ` +
         `e.g. ${ROOT}/user_preferences.md`,
     );
   }
 }
 
+// A character no key holds: the complement of the key pattern's class (`^[...]+$`).
+const NOT_A_KEY_CHAR = new RegExp(`[^${KEY_PATTERN.slice(2, -3)}]`, "g");
+
 // A suggestion for a nested path: its segments joined with "_", other characters dropped.
 function flatName(name: string): string {
   const flat = name.split("/").filter((s) => s !== "" && s !== "." && s !== "..").join("_")
-    .replace(/[^A-Za-z0-9._=-]/g, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
-    .slice(0, 200);
+    .replace(NOT_A_KEY_CHAR, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
+    .slice(0, MAX_KEY_RUNES);
   return flat === "" ? "notes.md" : flat;
 }
 
@@ -95,27 +109,49 @@ export function describeText(text: string): string {
     : `${runes.slice(0, MAX_DESCRIPTION_RUNES - 1).join("").trimEnd()}…`;
 }
 
-/** The SDK tool's `str_replace`: `old_str` must occur on exactly one line. */
+/**
+ * `str_replace`: `oldStr` must occur exactly once in the whole text (occurrences counted without
+ * overlap, as Python's `str.count` does; it may span lines); it is replaced by `newStr`. Returns
+ * the new text and the 1-based line where the replacement starts.
+ */
 export function strReplace(path: string, text: string, oldStr: string, newStr: string): {
   text: string;
   line: number;
 } {
-  const matching: number[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (line.includes(oldStr)) matching.push(i + 1);
-  });
-  if (matching.length === 0) {
+  const at = text.indexOf(oldStr);
+  if (at < 0) {
     throw new CommandError(
       `No replacement was performed, old_str ${quote(oldStr)} did not appear verbatim in ${path}.`,
     );
   }
-  if (matching.length > 1) {
+  const again = oldStr === "" ? text !== "" : text.indexOf(oldStr, at + oldStr.length) >= 0;
+  if (again) {
     throw new CommandError(
       `No replacement was performed. Multiple occurrences of old_str ${quote(oldStr)} in ` +
-        `lines: ${matching.join(", ")}. Please ensure it is unique`,
+        `lines: ${occurrenceLines(text, oldStr).join(", ")}. Please ensure it is unique`,
     );
   }
-  return { text: text.replace(oldStr, () => newStr), line: matching[0]! };
+  return {
+    text: text.slice(0, at) + newStr + text.slice(at + oldStr.length),
+    line: lineAt(text, at),
+  };
+}
+
+// The 1-based line of the character at `index`.
+function lineAt(text: string, index: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i >= 0 && i < index; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
+
+// The lines where `oldStr` starts, each once (every line, for an empty `oldStr`).
+function occurrenceLines(text: string, oldStr: string): number[] {
+  if (oldStr === "") return text.split("\n").map((_, i) => i + 1);
+  const lines = new Set<number>();
+  for (let i = text.indexOf(oldStr); i >= 0; i = text.indexOf(oldStr, i + oldStr.length)) {
+    lines.add(lineAt(text, i));
+  }
+  return [...lines];
 }
 
 /** The SDK tool's `insert`: `insertText` (less one trailing LF) becomes line `insertLine + 1`. */

@@ -4,7 +4,9 @@
 import type { Span } from "@opentelemetry/api";
 import type { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
-import { LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { MAX_KEY_RUNES } from "../store/limits.ts";
+import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
+import { legalCallId } from "../store/_store.ts";
 import { withSpan } from "../store/_telemetry.ts";
 import {
   defineTool,
@@ -13,8 +15,9 @@ import {
   type ToolResult,
   type ToolRunOptions,
 } from "./tool.ts";
-import { checkArgs, type Fields } from "./_args.ts";
+import { checkArgs, type Field, type Fields } from "./_args.ts";
 import { DELETE, WRITE } from "./_names.ts";
+import { setOrderKey } from "./_queue.ts";
 
 /** What every memory tool of one run shares. */
 export interface Context {
@@ -41,20 +44,35 @@ export function refuse(outcome: string, content: string): Outcome {
   return { isError: true, content, outcome };
 }
 
+/** One argument's JSON Schema; its `type` is also what the arguments are checked against. */
+export interface Property {
+  readonly type: Field["type"];
+  readonly [keyword: string]: unknown;
+}
+
 export interface Definition {
   readonly name: string;
   readonly description: string;
-  readonly fields: Fields;
-  readonly properties: Readonly<Record<string, unknown>>;
+  /** The arguments, as the input schema shows them to the model. */
+  readonly properties: Readonly<Record<string, Property>>;
+  /** The arguments that must be given. */
+  readonly required: readonly string[];
   readonly handle: (args: Record<string, unknown>, call: CallOptions) => Promise<Outcome>;
 }
 
 export function memoryTool(ctx: Context, def: Definition): Tool {
-  const required = Object.keys(def.fields).filter((k) => def.fields[k]?.required);
+  const { required } = def;
+  // One source for the model and the check: the schema's properties are the fields.
+  const fields: Fields = Object.fromEntries(
+    Object.entries(def.properties).map(([name, p]) => [
+      name,
+      { type: p.type, required: required.includes(name) },
+    ]),
+  );
   const inputSchema: ToolInputSchema = {
     type: "object",
     properties: def.properties,
-    ...(required.length > 0 ? { required } : {}),
+    ...(required.length > 0 ? { required: [...required] } : {}),
     additionalProperties: false,
   };
   const unchanged = def.name === WRITE
@@ -75,7 +93,7 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
       // Until the handler answers, a failure is an internal one; a call that never gets here had
       // arguments that were not JSON.
       if (call !== undefined) call.outcome = "error";
-      const args = checkArgs(def.name, input, def.fields);
+      const args = checkArgs(def.name, input, fields);
       const outcome = typeof args === "string"
         ? refuse("invalid_arguments", `Refused: ${args}.${unchanged}`)
         : await handle(ctx, def, args, call);
@@ -98,20 +116,30 @@ export function memoryTool(ctx: Context, def: Definition): Tool {
         "memory.operation": def.name,
       },
       (span) => {
-        const call: CallRecord = { span, signal, outcome: undefined };
+        const call: CallRecord = {
+          span,
+          signal,
+          callId: legalCallId(toolCallId),
+          outcome: undefined,
+        };
         CALLS.set(callOpts, call);
         return tool.run(input, callOpts).then((result) => ({ result, call }));
       },
       ({ result, call }) => call.outcome ?? (result.isError ? "invalid_arguments" : "ok"),
     ).then(({ result }) => result, () => internalError(def.name));
   };
-  return Object.freeze({ ...tool, run });
+  const memory = Object.freeze({ ...tool, run });
+  // The runners' ordered mode queues this tool's calls behind earlier ones of the same scope.
+  setOrderKey(memory, ctx.scope ?? ctx);
+  return memory;
 }
 
 // One call's span, signal and outcome, keyed by the options object the call hands to defineTool.
 interface CallRecord {
   readonly span: Span;
   readonly signal: AbortSignal | undefined;
+  /** The model's tool call id, when the store would take it as a `callId`. */
+  readonly callId: string | undefined;
   outcome: string | undefined;
 }
 
@@ -133,11 +161,19 @@ function handle(
 ): Promise<Outcome> {
   const key = args.key;
   if (typeof key === "string" && isLegalKey(key)) call?.span.setAttribute("memory.key", key);
-  const signal = call?.signal;
-  return def.handle(
-    args,
-    signal === undefined ? { scope: ctx.scope } : { scope: ctx.scope, signal },
-  );
+  // Every store call carries the write's provenance: this tool's name and the model's call id.
+  return def.handle(args, {
+    scope: ctx.scope,
+    via: def.name,
+    ...(call?.signal === undefined ? {} : { signal: call.signal }),
+    ...(call?.callId === undefined ? {} : { callId: call.callId }),
+  });
+}
+
+/** `call` without the run's scope: for reads that must grant no authority (a search, a look). */
+export function withoutScope(call: CallOptions): CallOptions {
+  const { scope: _scope, ...rest } = call;
+  return rest;
 }
 
 function isLegalKey(key: string): boolean {
@@ -149,10 +185,11 @@ function isLegalKey(key: string): boolean {
   }
 }
 
+/** The JSON Schema of a `key` argument, from the store's own limit and pattern. */
 export const KEY_PROPERTY = {
   type: "string",
   minLength: 1,
-  maxLength: 200,
-  pattern: "^[A-Za-z0-9._=-]+$",
+  maxLength: MAX_KEY_RUNES,
+  pattern: KEY_PATTERN,
   description: `The memory's key: ${LEGAL_KEY}. Example: "user.preferences".`,
 } as const;

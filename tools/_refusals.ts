@@ -8,7 +8,7 @@ import { LEGAL_KEY } from "../store/validate.ts";
 import { quote } from "../store/_text.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
-import { type Context, type Outcome, refuse } from "./_memory_tool.ts";
+import { type Context, type Outcome, refuse, withoutScope } from "./_memory_tool.ts";
 
 // The colliding memory's description, found by one extra read, so the model can decide without
 // another call. The read goes without the run's scope: seeing a description is not reading the
@@ -22,8 +22,7 @@ export async function existsRefusal(
     `call ${READ} with key ${quote(key)} first, then call ${WRITE} again with "overwrite": true.`;
   let description: string;
   try {
-    description = (await ctx.store.read(key, call.signal ? { signal: call.signal } : {}))
-      .description;
+    description = (await ctx.store.read(key, withoutScope(call))).description;
   } catch (e) {
     if (e instanceof MemoryError && e.code === "not_found") {
       return refuse(

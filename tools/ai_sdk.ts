@@ -6,12 +6,21 @@
  */
 
 import type { JsonSchemaObject, Tool, ToolResult } from "./tool.ts";
+import { errorKind, quote } from "../store/_text.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
+import { readToolOptions } from "./_options.ts";
+import { runOrdered } from "./_queue.ts";
 
 /** What `toAISDKTools` needs from the AI SDK. */
 export interface AISDKToolsOptions<S> {
   /** The SDK's `jsonSchema` helper (`import { jsonSchema } from "ai"`). */
   jsonSchema(schema: JsonSchemaObject): S;
+  /**
+   * Run the memory tools' calls of one scope one after another, in the order the SDK started
+   * them (default `true`): `generateText` runs a step's tool calls at once. Tools that are not
+   * memory tools are never held back.
+   */
+  readonly ordered?: boolean | undefined;
 }
 
 /** What the model sees of a result: text, or error text for a refusal. */
@@ -54,26 +63,52 @@ export interface AISDKTool<S> {
  * ```
  *
  * @param tools The tools, with distinct names.
- * @param options The SDK's `jsonSchema` helper.
+ * @param options The SDK's `jsonSchema` helper (required), and `ordered`.
  * @returns The tool set.
- * @throws {ConfigError} when `tools` is not a list of tools with distinct names.
+ * @throws {ConfigError} when `tools` is not a list of tools with distinct names, or `jsonSchema`
+ * is missing, not a function, or throws.
  */
 export function toAISDKTools<S>(
   tools: readonly Tool[],
   options: AISDKToolsOptions<S>,
 ): Record<string, AISDKTool<S>> {
+  const action = "convert tools for the AI SDK";
+  const o = readToolOptions(action, options, ["jsonSchema", "ordered"]);
+  const jsonSchema = o.func<AISDKToolsOptions<S>["jsonSchema"]>(
+    "jsonSchema",
+    'the SDK\'s jsonSchema helper (import { jsonSchema } from "ai")',
+  );
+  if (jsonSchema === undefined) {
+    throw o.fail(
+      'option "jsonSchema" is required: pass the SDK\'s helper, import { jsonSchema } from "ai"',
+    );
+  }
+  const ordered = o.boolean("ordered") ?? true;
   // fromEntries defines own properties, so a tool named "__proto__" stays a tool.
   return Object.fromEntries(
-    checkTools("the AI SDK", tools).map((tool) => [tool.name, toAISDKTool(tool, options)]),
+    checkTools("the AI SDK", tools).map((tool) => {
+      let inputSchema: S;
+      try {
+        inputSchema = jsonSchema(schemaOf(tool));
+      } catch (e) {
+        throw o.fail(
+          `option "jsonSchema" threw ${errorKind(e)} on the schema of ${quote(tool.name)}`,
+        );
+      }
+      return [tool.name, toAISDKTool(tool, inputSchema, ordered)];
+    }),
   );
 }
 
-function toAISDKTool<S>(tool: Tool, { jsonSchema }: AISDKToolsOptions<S>): AISDKTool<S> {
+function toAISDKTool<S>(tool: Tool, inputSchema: S, ordered: boolean): AISDKTool<S> {
   return {
     description: tool.description,
-    inputSchema: jsonSchema(schemaOf(tool)),
-    execute: (input, options) =>
-      tool.run(input, { signal: options?.abortSignal, toolCallId: options?.toolCallId }),
+    inputSchema,
+    execute: (input, options) => {
+      const call = () =>
+        tool.run(input, { signal: options?.abortSignal, toolCallId: options?.toolCallId });
+      return ordered ? runOrdered(tool, call) : call();
+    },
     toModelOutput: ({ output }) => ({
       type: output.isError ? "error-text" : "text",
       value: output.content,

@@ -5,11 +5,10 @@
  * @module
  */
 
-import { ConfigError } from "../store/errors.ts";
-import { describeType, quote } from "../store/_text.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { readToolOptions } from "./_options.ts";
+import { runOrdered } from "./_queue.ts";
 
 /** One entry of the Messages API `tools` parameter (a custom client tool). */
 export interface AnthropicTool {
@@ -24,7 +23,9 @@ export interface AnthropicTool {
 /**
  * Converts tools to Messages API `tools` entries: `{ name, description, input_schema }`. Answer a
  * `tool_use` block by running the tool named in it on `block.input` and sending back a
- * `tool_result` block with `content` and `is_error` from the result.
+ * `tool_result` block with `content` and `is_error` from the result. Handed to the SDK's tool
+ * runner instead, the entries run there too, as `toAnthropicRunnableTools` with its defaults
+ * makes them (use that function to pass options).
  *
  * @example
  * ```ts
@@ -43,7 +44,16 @@ export interface AnthropicTool {
  * @throws {ConfigError} when `tools` is not a list of tools with distinct names.
  */
 export function toAnthropicTools(tools: readonly Tool[]): AnthropicTool[] {
-  return checkTools("the Anthropic API", tools).map(toAnthropicTool);
+  return checkTools("the Anthropic API", tools).map((tool) => {
+    // Handed to the SDK's tool runner by mistake, the entries still run (as toAnthropicRunnableTools
+    // makes them, with the defaults): `parse` and `run` are there, but not enumerable, so they
+    // never reach the API's JSON, a copy or an equality check.
+    const { parse, run } = runnable(tool, undefined, true);
+    return Object.defineProperties(toAnthropicTool(tool), {
+      parse: { value: parse, enumerable: false },
+      run: { value: run, enumerable: false },
+    });
+  });
 }
 
 function toAnthropicTool(tool: Tool): AnthropicTool {
@@ -89,6 +99,13 @@ export interface AnthropicRunnableToolsOptions {
    * the result has `is_error: true`.
    */
   readonly ToolError?: (new (content: string) => Error) | undefined;
+  /**
+   * Run the memory tools' calls of one scope one after another, in the order the runner started
+   * them, which is the order the model gave them (default `true`). The SDK's tool runner runs a
+   * turn's tool calls at once; in order, a `memory_write` then a `memory_read` of the same key in
+   * one turn reads what was written. Tools that are not memory tools are never held back.
+   */
+  readonly ordered?: boolean | undefined;
 }
 
 /**
@@ -96,7 +113,8 @@ export interface AnthropicRunnableToolsOptions {
  * (`client.beta.messages.toolRunner({ model, max_tokens, messages, tools })`), which calls the
  * model, runs every tool it asks for, and sends the results back until the model stops. Each
  * call gets the runner's abort signal and the `tool_use` id; a refusal becomes a `tool_result`
- * with `is_error: true` and the refusal text.
+ * with `is_error: true` and the refusal text. The memory tools' calls through one scope run in
+ * the order the model gave them (`ordered`, on by default).
  *
  * @example
  * ```ts
@@ -111,7 +129,7 @@ export interface AnthropicRunnableToolsOptions {
  * ```
  *
  * @param tools The tools, with distinct names.
- * @param options The SDK's `ToolError` class, to send a refusal's text unprefixed.
+ * @param options The SDK's `ToolError` class, to send a refusal's text unprefixed, and `ordered`.
  * @returns One runnable tool per tool.
  * @throws {ConfigError} when `tools` is not a list of tools with distinct names, or an option is
  * invalid.
@@ -120,40 +138,39 @@ export function toAnthropicRunnableTools(
   tools: readonly Tool[],
   options: AnthropicRunnableToolsOptions = {},
 ): AnthropicRunnableTool[] {
-  const ToolError = checkRunnableOptions(options);
+  const o = readToolOptions("convert tools for the Anthropic tool runner", options, [
+    "ToolError",
+    "ordered",
+  ]);
+  const ToolError = o.func<AnthropicRunnableToolsOptions["ToolError"]>(
+    "ToolError",
+    "the SDK's ToolError class",
+  );
+  const ordered = o.boolean("ordered") ?? true;
   return checkTools("the Anthropic tool runner", tools).map((tool) => ({
     ...toAnthropicTool(tool),
-    parse: (content: unknown) => content,
-    run: async (input: unknown, context?: AnthropicToolRunContext) => {
-      const id = context?.toolUse?.id;
-      const signal = context?.signal ?? undefined;
-      const result = await tool.run(input, {
-        ...(signal === undefined ? {} : { signal }),
-        ...(typeof id === "string" ? { toolCallId: id } : {}),
-      });
-      if (!result.isError) return result.content;
-      throw ToolError === undefined ? new Error(result.content) : new ToolError(result.content);
-    },
+    ...runnable(tool, ToolError, ordered),
   }));
 }
 
-function checkRunnableOptions(
-  options: AnthropicRunnableToolsOptions,
-): AnthropicRunnableToolsOptions["ToolError"] {
-  const fail = (problem: string) =>
-    new ConfigError(`Cannot convert tools for the Anthropic tool runner: ${problem}`);
-  if (!isPlainObject(options)) {
-    throw fail(`options must be an object, got ${describeType(options)}`);
-  }
-  const extra = Object.keys(options).find((k) => k !== "ToolError");
-  if (extra !== undefined) {
-    throw fail(`unknown option ${quote(extra)}; allowed options: "ToolError"`);
-  }
-  const { ToolError } = options;
-  if (ToolError !== undefined && typeof ToolError !== "function") {
-    throw fail(
-      `option "ToolError" must be the SDK's ToolError class, got ${describeType(ToolError)}`,
-    );
-  }
-  return ToolError as AnthropicRunnableToolsOptions["ToolError"];
+function runnable(
+  tool: Tool,
+  ToolError: AnthropicRunnableToolsOptions["ToolError"],
+  ordered: boolean,
+): Pick<AnthropicRunnableTool, "parse" | "run"> {
+  const call = async (input: unknown, context?: AnthropicToolRunContext) => {
+    const id = context?.toolUse?.id;
+    const signal = context?.signal ?? undefined;
+    const result = await tool.run(input, {
+      ...(signal === undefined ? {} : { signal }),
+      ...(typeof id === "string" ? { toolCallId: id } : {}),
+    });
+    if (!result.isError) return result.content;
+    throw ToolError === undefined ? new Error(result.content) : new ToolError(result.content);
+  };
+  return {
+    parse: (content: unknown) => content,
+    run: (input, context) =>
+      ordered ? runOrdered(tool, () => call(input, context)) : call(input, context),
+  };
 }

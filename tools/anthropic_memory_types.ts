@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { AnthropicToolRunContext } from "./anthropic.ts";
+
 /** `view`: a file with line numbers, or the directory's memories. */
 export interface MemoryViewCommand {
   /** Always `"view"`. */
@@ -25,16 +27,16 @@ export interface MemoryCreateCommand {
   readonly file_text: string;
 }
 
-/** `str_replace`: replace text that occurs on exactly one line of a file. */
+/** `str_replace`: replace text that occurs exactly once in a file. */
 export interface MemoryStrReplaceCommand {
   /** Always `"str_replace"`. */
   readonly command: "str_replace";
   /** `/memories/<key>`. */
   readonly path: string;
-  /** The text to replace; it must occur on exactly one line. */
+  /** The text to replace; it must occur exactly once in the file, and may span lines. */
   readonly old_str: string;
-  /** The text to put in its place. */
-  readonly new_str: string;
+  /** The text to put in its place; omitted (or `null`), `old_str` is deleted. */
+  readonly new_str?: string | null | undefined;
 }
 
 /** `insert`: insert a line into a file. */
@@ -71,18 +73,23 @@ export interface MemoryRenameCommand {
  * Handlers for each command of Claude's memory tool: a structural copy of the SDK's
  * `MemoryToolHandlers`, so this library never imports the SDK. Each resolves to the text the
  * model sees, and rejects with an `Error` whose message the SDK sends back with `is_error: true`.
+ *
+ * Each also takes the tool runner's context, optionally: its `tool_use` id becomes the `callId`
+ * every write records, and its signal aborts the command. The SDK's `betaMemoryTool` passes none;
+ * a runnable tool of your own whose `run(input, context)` calls `handlers[input.command](input,
+ * context)` passes it on.
  */
 export interface AnthropicMemoryHandlers {
   /** Shows a file with line numbers, or the memories in `/memories`. */
-  view(command: MemoryViewCommand): Promise<string>;
+  view(command: MemoryViewCommand, context?: AnthropicToolRunContext): Promise<string>;
   /** Creates a file; fails when it exists. */
-  create(command: MemoryCreateCommand): Promise<string>;
-  /** Replaces text occurring on exactly one line of a file. */
-  str_replace(command: MemoryStrReplaceCommand): Promise<string>;
+  create(command: MemoryCreateCommand, context?: AnthropicToolRunContext): Promise<string>;
+  /** Replaces text occurring exactly once in a file. */
+  str_replace(command: MemoryStrReplaceCommand, context?: AnthropicToolRunContext): Promise<string>;
   /** Inserts a line into a file. */
-  insert(command: MemoryInsertCommand): Promise<string>;
+  insert(command: MemoryInsertCommand, context?: AnthropicToolRunContext): Promise<string>;
   /** Deletes a file. */
-  delete(command: MemoryDeleteCommand): Promise<string>;
+  delete(command: MemoryDeleteCommand, context?: AnthropicToolRunContext): Promise<string>;
   /** Renames a file; fails when the new name exists. */
-  rename(command: MemoryRenameCommand): Promise<string>;
+  rename(command: MemoryRenameCommand, context?: AnthropicToolRunContext): Promise<string>;
 }

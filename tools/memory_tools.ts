@@ -1,21 +1,20 @@
 /**
- * The four model-facing memory tools: `memory_list`, `memory_read`, `memory_write` and
- * `memory_delete`.
+ * The model-facing memory tools: `memory_list`, `memory_read`, `memory_write`, `memory_delete`,
+ * and the opt-in `memory_search`.
  *
  * @module
  */
 
-import { ConfigError } from "../store/errors.ts";
 import { Scope } from "../store/scope.ts";
 import type { Store } from "../store/types.ts";
 import { instrument, isReadOnly } from "../store/_store.ts";
-import { describeType, quote } from "../store/_text.ts";
 import type { Tool } from "./tool.ts";
-import { storeBackend } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { checkStore } from "./_adapt.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";
 import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
+import { searchTool } from "./_search_tool.ts";
+import { readToolOptions } from "./_options.ts";
 
 export { DEFAULT_LIST_CHARS, MIN_LIST_CHARS };
 
@@ -29,7 +28,9 @@ export interface MemoryToolsOptions {
   /**
    * The run's scope, passed to every store call: reads record revisions in it, and on a backend
    * that enforces read-before-update only those authorize an overwrite. Omitted, the tools keep
-   * a fresh scope of their own; `null` authorizes no overwrite at all.
+   * a fresh scope of their own. `null` is a run without a scope, as everywhere in this library:
+   * nothing is recorded, and nothing this run reads authorizes an overwrite (on a store that
+   * enforces read-before-update, every `"overwrite": true` is refused as stale).
    */
   readonly scope?: Scope | null | undefined;
   /**
@@ -39,12 +40,20 @@ export interface MemoryToolsOptions {
    * at least one memory.
    */
   readonly listMaxChars?: number | undefined;
+  /**
+   * Add `memory_search` (default `false`): ranked full-text search over keys, descriptions and
+   * bodies, each hit shown with its key, description and a snippet, in pages within
+   * `listMaxChars`. Read-only, so read-only stores offer it too. Each search reads every memory
+   * (without the run's scope: a search grants no authority to overwrite).
+   */
+  readonly search?: boolean | undefined;
 }
 
 /**
  * The memory tools for one run over `store`: `memory_list`, `memory_read`, `memory_write` and
- * `memory_delete`, or only the first two when read-only. Each carries an empty `ExposeSpec`,
- * which keeps it off MCP and A2A.
+ * `memory_delete`, or only the first two when read-only; with `search: true`, `memory_search`
+ * after `memory_read` (read-only stores included). Each carries an empty `ExposeSpec`, which
+ * keeps it off MCP and A2A.
  *
  * Every call passes the run's scope to the store and makes an OpenTelemetry span
  * (`execute_tool <name>`, with `memory.backend`, `memory.operation` and `memory.outcome`). Stored
@@ -73,85 +82,35 @@ export interface MemoryToolsOptions {
  * ```
  *
  * @param store The store; any `Store` works, its calls are traced.
- * @param options `readOnly` and the run's `scope`.
- * @returns The tools, in the order list, read, write, delete.
+ * @param options `readOnly`, the run's `scope`, `listMaxChars` and `search`.
+ * @returns The tools, in the order list, read, search (when asked for), write, delete.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
 export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Tool[] {
-  const ctx = context(store, options);
+  const { ctx, search } = context(store, options);
   const tools = [listTool(ctx), readTool(ctx)];
+  if (search) tools.push(searchTool(ctx));
   if (!ctx.readOnly) tools.push(writeTool(ctx), deleteTool(ctx));
   return tools;
 }
 
-const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars"];
+const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search"];
 
-function unknownOption(name: string): string {
-  return `Cannot make the memory tools: unknown option ${quote(name)}; allowed options: ${
-    OPTION_FIELDS.map((f) => quote(f)).join(", ")
-  }`;
-}
-
-function context(store: Store, options: MemoryToolsOptions): Context {
-  if (
-    store === null || typeof store !== "object" ||
-    !["info", "list", "read", "create", "update", "delete"].every((m) =>
-      typeof (store as unknown as Record<string, unknown>)[m] === "function"
-    )
-  ) {
-    throw new ConfigError(
-      `Cannot make the memory tools: expected a Store, got ${describeType(store)}`,
-    );
-  }
-  let given: MemoryToolsOptions;
-  try {
-    if (!isPlainObject(options)) {
-      throw new ConfigError(
-        `Cannot make the memory tools: options must be an object, got ${describeType(options)}`,
-      );
-    }
-    // One read of each field, so a getter or a Proxy cannot answer differently later.
-    const keys = Object.keys(options);
-    const extra = keys.find((k) => !OPTION_FIELDS.includes(k));
-    if (extra !== undefined) throw new ConfigError(unknownOption(extra));
-    given = Object.fromEntries(keys.map((k) => [k, options[k as keyof MemoryToolsOptions]]));
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new ConfigError(
-      "Cannot make the memory tools: reading the options failed; pass a plain object of values",
-      { cause: e },
-    );
-  }
-  const { readOnly, scope, listMaxChars = DEFAULT_LIST_CHARS } = given;
-  if (readOnly !== undefined && typeof readOnly !== "boolean") {
-    throw new ConfigError(
-      `Cannot make the memory tools: option "readOnly" must be a boolean, got ${
-        describeType(readOnly)
-      }`,
-    );
-  }
+function context(store: Store, options: MemoryToolsOptions): { ctx: Context; search: boolean } {
+  const action = "make the memory tools";
+  const backend = checkStore(store, action);
+  const o = readToolOptions(action, options, OPTION_FIELDS);
+  const readOnly = o.boolean("readOnly");
+  const scope = o.fields.scope;
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
-    throw new ConfigError(`Cannot make the memory tools: option "scope" must be a Scope or null`);
+    throw o.fail(`option "scope" must be a Scope or null`);
   }
-  if (
-    typeof listMaxChars !== "number" || !Number.isInteger(listMaxChars) ||
-    listMaxChars < MIN_LIST_CHARS
-  ) {
-    throw new ConfigError(
-      `Cannot make the memory tools: option "listMaxChars" must be an integer of at least ` +
-        `${MIN_LIST_CHARS}, got ${
-          typeof listMaxChars === "number" ? listMaxChars : describeType(listMaxChars)
-        }`,
-    );
-  }
-  return {
+  const ctx: Context = {
     store: instrument(store),
-    backend: storeBackend(store, "make the memory tools"),
+    backend,
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
-    listMaxChars,
+    listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
   };
+  return { ctx, search: o.boolean("search") === true };
 }
-
-// The backend's name, for spans. A store whose info() throws or answers nonsense is refused
-// here, at construction, rather than on the model's first call.

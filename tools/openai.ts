@@ -4,11 +4,10 @@
  * @module
  */
 
-import { ConfigError } from "../store/errors.ts";
-import { describeType, quote } from "../store/_text.ts";
+import { quote } from "../store/_text.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
-import { isPlainObject } from "./_args.ts";
+import { readToolOptions } from "./_options.ts";
 import { strictSchema } from "./_strict.ts";
 
 /** One entry of the Chat Completions `tools` parameter (a function tool). */
@@ -147,21 +146,10 @@ export function toOpenAITools(
 }
 
 function checkOptions(options: OpenAIToolsOptions): { api: "chat" | "responses"; strict: boolean } {
-  const fail = (problem: string) =>
-    new ConfigError(`Cannot convert tools for the OpenAI API: ${problem}`);
-  if (!isPlainObject(options)) {
-    throw fail(`options must be an object, got ${describeType(options)}`);
-  }
-  const extra = Object.keys(options).find((k) => k !== "api" && k !== "strict");
-  if (extra !== undefined) {
-    throw fail(`unknown option ${quote(extra)}; allowed options: "api", "strict"`);
-  }
-  const { api = "chat", strict = false } = options;
+  const o = readToolOptions("convert tools for the OpenAI API", options, ["api", "strict"]);
+  const api = o.fields.api ?? "chat";
   if (api !== "chat" && api !== "responses") {
-    throw fail(`option "api" must be "chat" or "responses", got ${quote(String(api))}`);
+    throw o.fail(`option "api" must be "chat" or "responses", got ${quote(String(api))}`);
   }
-  if (typeof strict !== "boolean") {
-    throw fail(`option "strict" must be a boolean, got ${describeType(strict)}`);
-  }
-  return { api, strict };
+  return { api, strict: o.boolean("strict") ?? false };
 }

@@ -1,7 +1,9 @@
 // The operator's view of a file store's directory: every name in it, including what the file
 // backend's `list()` hides, read the way the backend reads entries, without writing anything.
 //
-// The layout is the backend's published one: `<dir>/<key>.md`, temp files start with a dot.
+// The layout is the backend's published one: `<dir>/<key>.md`, temp files start with a dot, and a
+// key's lock is `.<key>.lock` (lock.ts): a lock that is not held by a live writer is reported,
+// judged as a writer would judge it, so an operator learns which file blocks a key.
 
 import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
@@ -9,7 +11,8 @@ import { errorKind } from "../../store/_text.ts";
 import { SUFFIX } from "./names.ts";
 import { HISTORY_DIR } from "./history.ts";
 import { readCurrent, splitFile } from "./read.ts";
-import type { AuditEntry, StoreAudit } from "../../store/audit.ts";
+import { inspect, isLockName } from "./lock.ts";
+import type { AuditEntry, AuditLock, StoreAudit } from "../../store/audit.ts";
 import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
 
 const NO_THROW = { throwIfNoEntry: false } as const;
@@ -24,9 +27,16 @@ const NO_THROW = { throwIfNoEntry: false } as const;
 export function auditFileDir(dir: string): StoreAudit {
   const entries: AuditEntry[] = [];
   const ignored: string[] = [];
+  const locks: AuditLock[] = [];
   for (const name of readdirSync(dir)) {
     // The store's own history (its problems are reported apart, by key).
     if (name === HISTORY_DIR) continue;
+    if (isLockName(name)) {
+      const found = auditLock(dir, name);
+      if (found === undefined) ignored.push(name);
+      else locks.push(found);
+      continue;
+    }
     if (!name.endsWith(SUFFIX)) {
       ignored.push(name);
       continue;
@@ -43,7 +53,47 @@ export function auditFileDir(dir: string): StoreAudit {
       entries.push({ name: legal.key, key: legal.key, ...read.problem });
     }
   }
-  return sortedAudit(entries, ignored);
+  return { ...sortedAudit(entries, ignored), locks: locks.sort((a, b) => byName(a.name, b.name)) };
+}
+
+// A lock name as a writer would judge it; `undefined` when it is held by a live writer or gone.
+function auditLock(dir: string, name: string): AuditLock | undefined {
+  const stem = /^\.(.+?)\.lock(\.b[0-9a-f]{12})*$/.exec(name)?.[1] ?? "";
+  const legal = keyOf(stem);
+  const key = "key" in legal ? legal.key : undefined;
+  const seen = inspect(`${dir}/${name}`);
+  switch (seen.state) {
+    case "gone":
+    case "held":
+      return undefined;
+    case "foreign":
+      return {
+        name,
+        key,
+        state: "foreign",
+        reason: `not a lock this library wrote (${seen.what}); every write of the key fails ` +
+          `until an operator removes it`,
+      };
+    case "dead":
+      return {
+        name,
+        key,
+        state: "dead",
+        reason: "left by a writer that died; the next write of the key removes it",
+      };
+    case "unknown":
+      return {
+        name,
+        key,
+        state: "unjudged",
+        reason: `held by a process this one cannot judge (${seen.why}); writes wait for it and ` +
+          `never break it; if no writer is running, an operator may remove it`,
+      };
+  }
+}
+
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 // A key's file, read as the backend reads it: its bytes, or why it is not a readable regular

@@ -3,6 +3,7 @@
 
 import {
   CapacityError,
+  CorruptError,
   ExistsError,
   NotFoundError,
   StaleError,
@@ -11,7 +12,7 @@ import {
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck, type BackendOps, type Call } from "../../store/_store.ts";
+import { abortCheck, type BackendOps, type Call, type KeyedEntry } from "../../store/_store.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
@@ -123,18 +124,30 @@ export class FileBackend implements BackendOps {
     }
   }
 
-  // The newest version of every listed key, in one pass over the directory.
-  #heads(): Version[] {
-    const out: Version[] = [];
+  // One pass over the directory: what `read` makes of each key's file, in key order (what it
+  // makes nothing of is left out), sweeping what a dead writer left on the way.
+  #scan<T extends { readonly key: string }>(read: (key: string) => T | undefined): T[] {
+    const out: T[] = [];
     for (const { name, isFile } of listNames(this.#c.root)) {
       const key = isFile ? keyOf(name) : undefined;
-      if (key === undefined) continue;
-      const head = readHead(this.#path(key), key);
-      if (head?.record !== undefined && head.description !== undefined) {
-        out.push(toVersion(key, head.record, head.description));
+      if (key === undefined) {
+        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
+        continue;
       }
+      const value = read(key);
+      if (value !== undefined) out.push(value);
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  // The newest version of every listed key.
+  #heads(): Version[] {
+    return this.#scan((key) => {
+      const head = readHead(this.#path(key), key);
+      return head?.record === undefined || head.description === undefined
+        ? undefined
+        : toVersion(key, head.record, head.description);
+    });
   }
 
   #path(key: string): string {
@@ -143,17 +156,25 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async list(): Promise<Item[]> {
-    const items: Item[] = [];
-    for (const { name, isFile } of listNames(this.#c.root)) {
-      const key = isFile ? keyOf(name) : undefined;
-      if (key === undefined) {
-        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
-        continue;
-      }
+    return this.#scan((key) => {
       const description = readDescription(this.#path(key), key);
-      if (description !== undefined) items.push({ key, description });
-    }
-    return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return description === undefined ? undefined : { key, description };
+    });
+  }
+
+  // deno-lint-ignore require-await
+  async entries(): Promise<KeyedEntry[]> {
+    return this.#scan((key) => {
+      const bytes = readCurrent(this.#path(key), key);
+      if (bytes === undefined) return undefined;
+      try {
+        return { key, ...parseEntry(splitFile(bytes, key).entry, key) };
+      } catch (e) {
+        // Damaged: list() leaves it out too (check names it).
+        if (e instanceof CorruptError) return undefined;
+        throw e;
+      }
+    });
   }
 
   // deno-lint-ignore require-await
@@ -168,8 +189,9 @@ export class FileBackend implements BackendOps {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
-    const entry = parseEntry(splitFile(bytes, key).entry, key);
-    const revision = call.scope === null ? 0 : revisionOf(bytes);
+    const stored = splitFile(bytes, key).entry;
+    const entry = parseEntry(stored, key);
+    const revision = call.scope === null ? 0 : revisionOf(stored);
     abortCheck(BACKEND, "read", key, call.signal);
     if (call.scope !== null) call.scope.record(this.#ns, key, revision);
     return entry;
@@ -199,7 +221,7 @@ export class FileBackend implements BackendOps {
   async update(w: ValidWrite, call: Call): Promise<void> {
     if (this.#versioned !== undefined) {
       let rule: Rule = { kind: "replace" };
-      if (this.#c.readBeforeUpdate) {
+      if (this.#c.readBeforeUpdate || call.checked) {
         const seen = call.scope?.revision(this.#ns, w.key);
         if (seen === undefined || seen <= 0) {
           throw stale(w.key, "this run has not read it; read it first, then update");
@@ -216,7 +238,9 @@ export class FileBackend implements BackendOps {
     }
     const path = this.#path(w.key);
     const bytes = ENCODER.encode(serializeValid(w.description, w.content));
-    if (this.#c.readBeforeUpdate) return this.#checkedUpdate(w.key, path, bytes, call);
+    if (this.#c.readBeforeUpdate || call.checked) {
+      return this.#checkedUpdate(w.key, path, bytes, call);
+    }
     const kind = kindOf(path);
     if (kind !== null && kind !== "file") throw occupied("update", w.key);
     if (kind === null) {
@@ -272,7 +296,11 @@ export class FileBackend implements BackendOps {
     } catch (e) {
       slot?.released();
       if (errorKind(e) === "EEXIST") {
-        throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
+        // The name was taken when the link ran. Gone by now means a delete came in between: the
+        // key held a memory at that instant, so this create lost to it, as it would have a moment
+        // earlier. Only a name that is still something else is an operator's problem.
+        const now = kindOf(path);
+        throw now === "file" || now === null ? exists(key) : occupied("create", key);
       }
       throw e;
     } finally {
@@ -281,12 +309,18 @@ export class FileBackend implements BackendOps {
   }
 
   async delete(key: string, call: Call): Promise<boolean> {
+    const seen = call.scope?.revision(this.#ns, key);
     // Whatever happens, the run loses its authority over the key.
     call.scope?.forget(this.#ns, key);
     if (this.#versioned !== undefined) {
-      return (await this.#versioned.write(key, null, { kind: "delete" }, call)).seq > 0;
+      if (call.checked && (seen === undefined || seen <= 0)) {
+        throw staleDelete(key, "this run has not read it; read it first, then delete");
+      }
+      const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
+      return (await this.#versioned.write(key, null, rule, call)).seq > 0;
     }
     const path = this.#path(key);
+    if (call.checked) return this.#checkedDelete(key, path, seen, call);
     const removeIt = () => {
       // Something that is not a regular file is not a memory: leave it alone.
       if (kindOf(path) !== "file") return false;
@@ -317,7 +351,9 @@ export class FileBackend implements BackendOps {
       why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
         const current = readCurrent(this.#path(key), key);
         if (current === undefined) return "it was deleted since this run read it";
-        if (revisionOf(current) !== seen) return "it changed since this run read it";
+        if (revisionOf(splitFile(current, key).entry) !== seen) {
+          return "it changed since this run read it";
+        }
         rename(temp, path);
         renamed = true;
         return undefined;
@@ -331,6 +367,31 @@ export class FileBackend implements BackendOps {
     }
     await this.#flushDir();
     this.#record(call, key, bytes);
+  }
+
+  // Removes the key only if it holds exactly what this run last read or wrote, under the key's
+  // lock like #checkedUpdate, so a checked delete and a checked update never both succeed from
+  // one read.
+  async #checkedDelete(
+    key: string,
+    path: string,
+    seen: number | undefined,
+    call: Call,
+  ): Promise<boolean> {
+    if (seen === undefined || seen <= 0) {
+      throw staleDelete(key, "this run has not read it; read it first, then delete");
+    }
+    const why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
+      const current = readCurrent(path, key);
+      if (current === undefined) return "it was deleted since this run read it";
+      if (revisionOf(splitFile(current, key).entry) !== seen) {
+        return "it changed since this run read it";
+      }
+      return remove(path) ? undefined : "it was deleted since this run read it";
+    });
+    if (why !== undefined) throw staleDelete(key, `${why}; read it again, then delete`);
+    await this.#flushDir();
+    return true;
   }
 
   #reserve(started: number, key: string, path: string): Reservation {
@@ -401,6 +462,10 @@ function stale(key: string, why: string): StaleError {
     `[memory:file] Cannot update memory ${quote(key)}: ${why}`,
     { key },
   );
+}
+
+function staleDelete(key: string, why: string): StaleError {
+  return new StaleError(`[memory:file] Cannot delete memory ${quote(key)}: ${why}`, { key });
 }
 
 function occupied(op: "create" | "update", key: string): UnavailableError {

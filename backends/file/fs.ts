@@ -29,7 +29,9 @@ export interface Name {
 }
 
 interface DenoFs {
-  lstatSync(path: string): { isFile: boolean; isDirectory: boolean };
+  lstatSync(
+    path: string,
+  ): { isFile: boolean; isDirectory: boolean; dev: number; ino: number | null };
   readDirSync(path: string): Iterable<Name>;
 }
 
@@ -79,6 +81,18 @@ export function listNames(dir: string): Name[] {
 /** Opens a file for reading without following a symlink or blocking on a FIFO. */
 export function openForRead(path: string): number {
   return fs.openSync(path, READ_FLAGS);
+}
+
+/** Whether this process may open `path` for reading (false when permission is denied). */
+export function mayRead(path: string): boolean {
+  try {
+    fs.closeSync(fs.openSync(path, READ_FLAGS));
+    return true;
+  } catch (e) {
+    const code = errorKind(e);
+    if (code === "EACCES" || code === "EPERM") return false;
+    return true;
+  }
 }
 
 /**
@@ -163,12 +177,19 @@ export function removeQuietly(path: string): void {
   }
 }
 
-/** The text of a small file, or `undefined` when it cannot be read for any reason. */
+/**
+ * The text of one of the kernel's small files under /proc, or `undefined` when it cannot be read
+ * for any reason. Never for a name in a memory directory: this follows symlinks and blocks on a
+ * FIFO (`openForRead` is for those).
+ */
 export function readSmallText(path: string): string | undefined {
   return readTextIfExists(path) ?? undefined;
 }
 
-/** The text of a small file; `null` when it does not exist, `undefined` when it cannot be read. */
+/**
+ * The text of one of the kernel's small files under /proc; `null` when it does not exist,
+ * `undefined` when it cannot be read. Not for a name in a memory directory (see `readSmallText`).
+ */
 export function readTextIfExists(path: string): string | null | undefined {
   try {
     return fs.readFileSync(path, "utf8");
@@ -215,6 +236,60 @@ export function dirIdentity(dir: string): { dev: number; ino: number; birth: num
   const st = fs.statSync(dir);
   if (!st.isDirectory()) return null;
   return { dev: st.dev, ino: st.ino, birth: Number.isFinite(st.birthtimeMs) ? st.birthtimeMs : 0 };
+}
+
+/** A file's device and inode. */
+export interface FileId {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+/** The device and inode of what `path` names, following symlinks; `undefined` when unknown. */
+export function statOf(path: string): FileId | undefined {
+  try {
+    const st = fs.statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The device `path` is on, following symlinks; `undefined` when it cannot be told. */
+export function deviceOf(path: string): number | undefined {
+  return statOf(path)?.dev;
+}
+
+/** An open regular file's device, inode and size; `undefined` when `fd` is not a regular file. */
+export function regularFileOf(fd: number): (FileId & { readonly size: number }) | undefined {
+  const st = fs.fstatSync(fd);
+  return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size } : undefined;
+}
+
+/** What `path` is, in words, without following it (`null`: nothing; "file": a regular file). */
+export function describeName(path: string): string | null {
+  const st = fs.lstatSync(path, { throwIfNoEntry: false });
+  if (st === undefined) return null;
+  if (st.isFile()) return "file";
+  if (st.isDirectory()) return "a directory";
+  if (st.isSymbolicLink()) return "a symbolic link";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  return "a device";
+}
+
+/** The device and inode `path` names, without following it; `undefined` when nothing is there. */
+export function lstatId(path: string): FileId | undefined {
+  if (DENO !== undefined) {
+    try {
+      const st = DENO.lstatSync(path);
+      return { dev: st.dev, ino: st.ino ?? 0 };
+    } catch (e) {
+      if (errorKind(e) === "ENOENT") return undefined;
+      throw e;
+    }
+  }
+  const st = fs.lstatSync(path, { throwIfNoEntry: false });
+  return st === undefined ? undefined : { dev: st.dev, ino: st.ino };
 }
 
 /** A regular file's modification time in ms, or `undefined` when it is not one. */

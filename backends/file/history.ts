@@ -13,7 +13,7 @@ import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { quote } from "../../store/_text.ts";
 import { hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
-import { fileMtime, kindOf, listNames, removeQuietly } from "./fs.ts";
+import { fileMtime, kindOf, listNames, mayRead, removeQuietly } from "./fs.ts";
 import { readCurrent, readHead, splitFile } from "./read.ts";
 import { keyOf, SUFFIX } from "./names.ts";
 
@@ -66,8 +66,9 @@ export function recordAt(
   const path = versionPath(root, key, seq);
   const head = readHead(path, key);
   if (head === undefined) {
-    // Gone (pruned meanwhile), or there but not readable as a version: damaged.
-    if (kindOf(path) === "file") throw damaged(key, seq);
+    // Gone (pruned meanwhile), or one this process may not read (a version file shares its
+    // memory file's permissions, being the same file): nothing to go by. Otherwise damaged.
+    if (kindOf(path) === "file" && mayRead(path)) throw damaged(key, seq);
     return undefined;
   }
   if (head.record === undefined || head.record.seq !== seq) throw damaged(key, seq);
@@ -97,7 +98,7 @@ export function tipOf(root: string, key: string, head?: Uint8Array | null): Tip 
 
 function newestAny(root: string, key: string, seqs: number[]): VersionRecord | undefined {
   for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordAt(root, key, seqs[i]!);
+    const found = recordQuietly(root, key, seqs[i]!);
     if (found !== undefined) return found.record;
   }
   return undefined;
@@ -105,10 +106,22 @@ function newestAny(root: string, key: string, seqs: number[]): VersionRecord | u
 
 function newestDelete(root: string, key: string, seqs: number[]): VersionRecord | undefined {
   for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordAt(root, key, seqs[i]!);
+    const found = recordQuietly(root, key, seqs[i]!);
     if (found?.record.op === "delete") return found.record;
   }
   return undefined;
+}
+
+// A version's record, or undefined when it is gone or damaged: the tip is what the readable
+// versions say, so a damaged one (a power cut through a store with `durable: false`, a hand edit)
+// never blocks the next write; history() and check report it.
+function recordQuietly(root: string, key: string, seq: number) {
+  try {
+    return recordAt(root, key, seq);
+  } catch (e) {
+    if (e instanceof CorruptError) return undefined;
+    throw e;
+  }
 }
 
 /** Every committed version of `key`, newest first. */

@@ -1,87 +1,104 @@
-// A per-key advisory lock for the file backend's revision-checked writes, shared by every process
-// on the machine whatever its runtime (Node and Bun have no flock, so the lock is a file).
+// A per-key lock for the file backend's writes, shared by every process on the machine whatever
+// its runtime, pid namespace or container (Node and Bun have no flock, so the lock is a file).
 //
-// - Acquire: create `.<key>.lock` exclusively (O_EXCL), holding the holder's token and a nonce.
-// - The lock is held only around synchronous work (read the current entry, compare, rename), a
-//   few tens of microseconds, never across an await, let alone a model's turn.
-// - A lock whose holder is dead (its process is gone, see process.ts) is broken; where liveness
-//   cannot be known, a lock is broken once it is STALE_MS old, far longer than any holder keeps it.
-// - Breaking is itself exclusive: only the process holding `<lock>.b<hash of the dead content>`
-//   may remove the dead lock, and it removes it only if the lock still holds that content and is
-//   still stale. Two breakers can therefore never remove a lock a live process took meanwhile.
-//   The break-lock is acquired by the same rules, so a breaker killed mid-break is broken in turn.
+// The API:
+// - `withLock(lockPath(root, key), key, signal, fn)` takes the key's lock, runs `fn`
+//   (synchronous) while it is held, and releases it right after, whatever `fn` does. The usual
+//   shape: a check and a link or rename, a few microseconds under the lock.
+// - `acquire(lockPath(root, key), key, signal)` and `release(held)` for a section that must
+//   await (a flush): allowed, since a holder is judged by whether it lives and holds the file,
+//   never by how long it has held it, but every other writer of the key waits meanwhile.
+// - Acquiring waits asynchronously while another process holds the lock, honours `signal` at
+//   once, and gives up after LOCK_WAIT_MS with `UnavailableError`, as it does at once for a name
+//   this library did not write.
+// - Cost, uncontended: one small file created and written, linked as the lock, its temp name
+//   unlinked, and at release one lstat and one unlink: about what creating and removing one small
+//   file costs, the inode's creation being most of it (lock_bench.ts measures it).
+//
+// The scheme:
+// - A lock is the name `.<key>.lock`. Its holder writes its content into a new temp file first
+//   (`<token> <nonce> <k|p>`, see process.ts for the token), keeps that file open, and publishes
+//   it with `link`, which fails if the name is taken: a lock is therefore never empty or
+//   half-written, and whoever sees the name sees its holder. "k" says the holder also holds the
+//   file's kernel lock (`flock`, Deno only, see kernel.ts); "p" that it does not.
+// - A holder is judged by the one test that can tell from where the judge is. A "k" holder, by a
+//   judge that can try kernel locks: the kernel drops a dead holder's flock in any pid namespace.
+//   Otherwise by /proc, and only where the judge's /proc shows the holder's pid namespace (see
+//   process.ts): a holder whose process is gone is dead, and so is a live process that does not
+//   have the lock file open (a token naming an unrelated process). A holder that cannot be judged
+//   from here is never broken: the writer waits, and after LOCK_WAIT_MS says which file an
+//   operator may remove. There is no age rule: a paused holder is never broken.
+// - Breaking is itself exclusive: only the process holding `<lock>.b<hash of the dead file>` may
+//   remove the dead lock, and it removes it only while the name still holds that very file (inode
+//   and content). The break-lock is taken by the same rules, so a breaker killed mid-break is
+//   broken in turn.
+// - Anything else under a lock name (a directory, symlink, FIFO, socket or device, a file that is
+//   empty or does not hold a token, which includes locks written by versions before this scheme)
+//   was not written by this library: it is opened only as entries are (never followed, never
+//   blocked on), and refused at once with `UnavailableError` naming the key and the file to
+//   remove. The operator's audit lists it (audit.ts).
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../../store/errors.ts";
 import { errorKind, quote } from "../../store/_text.ts";
-import { close, createWith, fileMtime, readSmallText, remove, removeQuietly } from "./fs.ts";
-import { liveness, selfToken } from "./process.ts";
+import {
+  close,
+  createWith,
+  describeName,
+  type FileId,
+  link,
+  lstatId,
+  openForRead,
+  readAll,
+  regularFileOf,
+  remove,
+  removeQuietly,
+} from "./fs.ts";
+import { createLocked, HAS_KERNEL_LOCKS, tryKernelLock } from "./kernel.ts";
+import { holdsOpen, liveness, selfToken } from "./process.ts";
+import { TEMP_SUFFIX } from "./names.ts";
 
-/** A lock whose holder's liveness cannot be known is broken after this long. */
-export const STALE_MS = 30_000;
-/** How long a writer waits for a lock held by a live process before giving up. */
+/** How long a writer waits for a lock held by a live (or unjudgeable) process before giving up. */
 export const LOCK_WAIT_MS = 10_000;
 // A break-lock of a break-lock ...: each level needs another process killed mid-break.
 const MAX_DEPTH = 3;
+/** No lock this library writes is longer: `<10>-<20>-<8> <12> k`. */
+const MAX_LOCK_BYTES = 64;
+const LOCK_CONTENT = /^(\d{1,10}-\d{1,20}-[0-9a-f]{8}) [0-9a-f]{12} ([kp])$/;
+const LOCK_NAME = /^\..+\.lock(\.b[0-9a-f]{12})*$/;
 const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
+const READ_BUF = new Uint8Array(MAX_LOCK_BYTES + 1);
+const MODE = 0o600;
 
 /** A held lock; pass it to `release`. */
 export interface HeldLock {
   readonly path: string;
   readonly content: string;
+  readonly file: FileId;
+  /** Closes the holder's descriptor of the lock file (and so drops its kernel lock). */
+  readonly close: () => void;
 }
+
+/** What a lock name holds, as judged from this process. */
+export type LockState =
+  | { readonly state: "gone" }
+  | { readonly state: "held"; readonly content: string }
+  | { readonly state: "unknown"; readonly why: string }
+  | { readonly state: "dead"; readonly content: string; readonly file: FileId }
+  | { readonly state: "foreign"; readonly what: string };
 
 /** The lock file of `key` in `root`. */
 export function lockPath(root: string, key: string): string {
   return `${root}/.${key}.lock`;
 }
 
-/**
- * Takes the lock at `path`, waiting (asynchronously) while a live process holds it.
- *
- * @throws {UnavailableError} when the lock stays held for `LOCK_WAIT_MS` or `signal` aborts.
- */
-export async function acquire(
-  path: string,
-  key: string,
-  signal?: AbortSignal,
-  depth = 0,
-): Promise<HeldLock> {
-  const content = `${selfToken()} ${nonce()}`;
-  const bytes = ENCODER.encode(content);
-  const giveUp = Date.now() + LOCK_WAIT_MS;
-  for (let wait = 1;; wait = Math.min(wait * 2, 16)) {
-    try {
-      close(createWith(path, bytes, 0o600));
-      return { path, content };
-    } catch (e) {
-      if (errorKind(e) !== "EEXIST") throw e;
-    }
-    const held = readSmallText(path);
-    if (held !== undefined && isStale(path, held)) {
-      if (depth >= MAX_DEPTH) throw busy(key, "its lock is being broken by several processes");
-      await breakLock(path, held, key, signal, depth);
-      continue;
-    }
-    if (signal?.aborted) {
-      throw new UnavailableError(
-        `[memory:file] Cannot write memory ${quote(key)}: the call was aborted`,
-        { key, cause: signal.reason },
-      );
-    }
-    if (Date.now() > giveUp) {
-      throw busy(key, `another writer held its lock for ${LOCK_WAIT_MS} ms`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
+/** Whether `name` (in a memory directory) is a lock's or a break-lock's. */
+export function isLockName(name: string): boolean {
+  return LOCK_NAME.test(name);
 }
 
-/** Releases a lock this process holds (unless it was broken while this process was paused). */
-export function release(lock: HeldLock): void {
-  if (readSmallText(lock.path) === lock.content) removeQuietly(lock.path);
-}
-
-/** Runs `fn` (synchronous) under the lock at `path`. */
+/** Runs `fn` (synchronous) under the lock at `path`; see the top of this file. */
 export async function withLock<T>(
   path: string,
   key: string,
@@ -96,43 +113,252 @@ export async function withLock<T>(
   }
 }
 
-/** Removes the lock at `path` if its holder is dead; for sweeping a directory. */
-export async function breakIfStale(path: string): Promise<void> {
-  const held = readSmallText(path);
-  if (held !== undefined && isStale(path, held)) await breakLock(path, held, "", undefined, 0);
+/**
+ * Takes the lock at `path`, waiting (asynchronously) while a live or unjudgeable process holds
+ * it, breaking it when its holder is dead.
+ *
+ * @throws {UnavailableError} when the name holds something this library did not write, when the
+ * lock stays held for `LOCK_WAIT_MS`, or when `signal` aborts.
+ */
+export async function acquire(
+  path: string,
+  key: string,
+  signal?: AbortSignal,
+  depth = 0,
+): Promise<HeldLock> {
+  const giveUp = Date.now() + LOCK_WAIT_MS;
+  const mine = prepare(path);
+  let linked = false;
+  try {
+    for (let wait = 1, spins = 0;;) {
+      try {
+        link(mine.temp, path);
+        linked = true;
+        return { path, content: mine.content, file: mine.file, close: mine.close };
+      } catch (e) {
+        if (errorKind(e) !== "EEXIST") throw e;
+      }
+      const seen = inspect(path);
+      if (seen.state === "foreign") throw foreign(key, path, seen.what);
+      if (seen.state === "dead") {
+        if (depth >= MAX_DEPTH) throw busy(key, "its lock is being broken by several processes");
+        await breakLock(path, seen, key, signal, depth);
+        continue;
+      }
+      // Released between the link and the look: try again at once, a few times in a row.
+      if (seen.state === "gone" && ++spins % 8 !== 0) continue;
+      if (signal?.aborted) {
+        throw new UnavailableError(
+          `[memory:file] Cannot write memory ${quote(key)}: the call was aborted`,
+          { key, cause: signal.reason },
+        );
+      }
+      if (Date.now() > giveUp) {
+        throw seen.state === "unknown"
+          ? busy(
+            key,
+            `its lock ${quote(nameOf(path))} has been held for ${LOCK_WAIT_MS} ms by a process ` +
+              `this one cannot judge (${seen.why}); if no writer is running, an operator may ` +
+              `remove that file`,
+          )
+          : busy(key, `another writer held its lock for ${LOCK_WAIT_MS} ms`);
+      }
+      await sleep(wait, signal);
+      wait = Math.min(wait * 2, 16);
+    }
+  } finally {
+    // The lock's own name keeps the file; the temp name goes either way.
+    removeQuietly(mine.temp);
+    if (!linked) mine.close();
+  }
 }
 
-function isStale(path: string, content: string): boolean {
-  const state = liveness(content.split(" ", 1)[0] ?? "");
-  if (state !== "unknown") return state === "dead";
-  // An empty lock is one whose holder is between creating and writing it: judged by age too.
-  const mtime = fileMtime(path);
-  return mtime !== undefined && Date.now() - mtime > STALE_MS;
+/** Releases a lock this process holds: its name goes (if it is still this lock), then its file. */
+export function release(lock: HeldLock): void {
+  try {
+    const now = lstatId(lock.path);
+    if (now !== undefined && now.dev === lock.file.dev && now.ino === lock.file.ino) {
+      removeQuietly(lock.path);
+    }
+  } catch {
+    // Left in place, with its file closed: the next writer judges it dead and breaks it.
+  } finally {
+    lock.close();
+  }
+}
+
+/**
+ * What the lock name `path` holds, judged from here. Opens it as entries are opened (never
+ * through a symlink, never blocking), and writes nothing (trying a kernel lock takes it for an
+ * instant when it is free).
+ */
+export function inspect(path: string): LockState {
+  const what = describeName(path);
+  if (what === null) return { state: "gone" };
+  if (what !== "file") return { state: "foreign", what: `it is ${what}` };
+  let fd: number;
+  try {
+    fd = openForRead(path);
+  } catch (e) {
+    const code = errorKind(e);
+    if (code === "ENOENT") return { state: "gone" };
+    if (code === "EACCES" || code === "EPERM") return { state: "unknown", why: "it is unreadable" };
+    return { state: "foreign", what: "it is not a regular file" };
+  }
+  try {
+    const file = regularFileOf(fd);
+    if (file === undefined) return { state: "foreign", what: "it is not a regular file" };
+    if (file.size > MAX_LOCK_BYTES) return { state: "foreign", what: "it holds more than a lock" };
+    const n = readAll(fd, READ_BUF);
+    const content = n > MAX_LOCK_BYTES ? "" : DECODER.decode(READ_BUF.subarray(0, n));
+    const m = LOCK_CONTENT.exec(content);
+    if (m === null) {
+      return { state: "foreign", what: n === 0 ? "it is empty" : "it does not hold a lock token" };
+    }
+    const [, token, kind] = m as unknown as [string, string, string];
+    if (kind === "k") {
+      const kernel = tryKernelLock(fd, file, path);
+      if (kernel === "held") return { state: "held", content };
+      if (kernel === "free") return { state: "dead", content, file };
+    }
+    const life = liveness(token);
+    if (life === "dead") return { state: "dead", content, file };
+    if (life === "unknown") {
+      return {
+        state: "unknown",
+        why: token.startsWith("0-") ? "its holder could not name itself" : "another pid namespace",
+      };
+    }
+    // Alive: but a holder keeps its lock file open while it holds it.
+    return holdsOpen(token, file, `.${token}.`) === false
+      ? { state: "dead", content, file }
+      : { state: "held", content };
+  } catch (e) {
+    if (errorKind(e) === "EAGAIN" || errorKind(e) === "EISDIR") {
+      return { state: "foreign", what: "it is not a regular file" };
+    }
+    throw e;
+  } finally {
+    close(fd);
+  }
+}
+
+/** Removes the lock at `path` if its holder is dead; for sweeping a directory. */
+export async function breakIfDead(path: string): Promise<void> {
+  const seen = inspect(path);
+  if (seen.state === "dead") await breakLock(path, seen, "", undefined, 0);
 }
 
 async function breakLock(
   path: string,
-  dead: string,
+  dead: { readonly content: string; readonly file: FileId },
   key: string,
   signal: AbortSignal | undefined,
   depth: number,
 ): Promise<void> {
-  const hash = createHash("sha256").update(dead).digest("hex").slice(0, 12);
+  const hash = createHash("sha256")
+    .update(`${dead.file.dev}:${dead.file.ino}:${dead.content}`)
+    .digest("hex")
+    .slice(0, 12);
   const right = await acquire(`${path}.b${hash}`, key, signal, depth + 1);
   try {
-    // Only the holder of the break-lock for this content removes it, and only while it is still
-    // this very content and still stale: a lock taken since is left alone.
-    if (readSmallText(path) === dead && isStale(path, dead)) remove(path);
+    // Only the holder of the break-lock for this file removes it, and only while the name still
+    // holds this very file: a lock taken since is another file (or the same inode reused, with
+    // another nonce).
+    const now = lstatId(path);
+    if (
+      now !== undefined && now.dev === dead.file.dev && now.ino === dead.file.ino &&
+      contentOf(path) === dead.content
+    ) {
+      remove(path);
+    }
   } finally {
     release(right);
   }
+}
+
+// The content of a lock file, read as `inspect` reads it; `undefined` when it is not one.
+function contentOf(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openForRead(path);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (regularFileOf(fd) === undefined) return undefined;
+    const n = readAll(fd, READ_BUF);
+    return n > MAX_LOCK_BYTES ? undefined : DECODER.decode(READ_BUF.subarray(0, n));
+  } finally {
+    close(fd);
+  }
+}
+
+interface Prepared {
+  readonly temp: string;
+  readonly content: string;
+  readonly file: FileId;
+  readonly close: () => void;
+}
+
+// The lock file, written and open (with its kernel lock where the runtime has them) under a temp
+// name, ready to be linked as the lock. Its name carries this process's token, so that the sweep
+// removes it if this process dies before it goes.
+function prepare(path: string): Prepared {
+  const token = selfToken();
+  const nonce = randomHex();
+  const content = `${token} ${nonce} ${HAS_KERNEL_LOCKS ? "k" : "p"}`;
+  const slash = path.lastIndexOf("/");
+  const temp = `${path.slice(0, slash + 1)}${
+    path.slice(slash + 1, slash + 151)
+  }.${token}.${nonce}${TEMP_SUFFIX}`;
+  const bytes = ENCODER.encode(content);
+  try {
+    const kernel = createLocked(temp, bytes, MODE);
+    if (kernel !== undefined) return { temp, content, file: kernel.id, close: kernel.close };
+    const fd = createWith(temp, bytes, MODE);
+    const file = regularFileOf(fd)!;
+    return { temp, content, file, close: () => close(fd) };
+  } catch (e) {
+    removeQuietly(temp);
+    throw e;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+function nameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+function foreign(key: string, path: string, what: string): UnavailableError {
+  return busy(
+    key,
+    `the file ${quote(nameOf(path))} in the memory directory is not a lock this library wrote ` +
+      `(${what}); an operator must remove it`,
+  );
 }
 
 function busy(key: string, why: string): UnavailableError {
   return new UnavailableError(`[memory:file] Cannot write memory ${quote(key)}: ${why}`, { key });
 }
 
-function nonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+// A lock's nonce: unique among this process's locks (a counter after a random start), so that a
+// lock's content never repeats, which breaking relies on (see breakLock).
+let nonces = -1;
+function randomHex(): string {
+  if (nonces < 0) nonces = crypto.getRandomValues(new Uint32Array(1))[0]! * 0x100;
+  nonces = (nonces + 1) % 0x1000000000000;
+  return nonces.toString(16).padStart(12, "0");
 }

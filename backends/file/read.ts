@@ -11,7 +11,7 @@ import { close, kindOf, openForRead, readAll } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
 // Most headers (and version records) fit in the first read; a long description takes a second.
-const HEADER_PROBE_BYTES = 1536;
+const HEADER_PROBE_BYTES = 1024;
 const HEADER_READ_BYTES = MAX_RECORD_BYTES + MAX_HEADER_BYTES + 5;
 /** The most bytes a key's file may hold: an entry and its version record. */
 export const MAX_FILE_BYTES = MAX_ENTRY_BYTES + MAX_RECORD_BYTES;
@@ -97,7 +97,7 @@ export function splitFile(
  * as one bad file must not hide every other memory (read() of it reports the failure).
  */
 export function readDescription(path: string, key: string): string | undefined {
-  return readHead(path, key)?.description;
+  return readHead(path, key, false)?.description;
 }
 
 /**
@@ -107,6 +107,7 @@ export function readDescription(path: string, key: string): string | undefined {
 export function readHead(
   path: string,
   key: string,
+  withRecord = true,
 ): { description: string | undefined; record: VersionRecord | undefined } | undefined {
   let fd: number;
   try {
@@ -129,21 +130,25 @@ export function readHead(
     fill(HEADER_PROBE_BYTES);
     let start = 0;
     if (hasRecord(HEADER_BUF.subarray(0, n))) {
-      fill(MAX_RECORD_BYTES + 1);
-      start = HEADER_BUF.subarray(0, Math.min(n, MAX_RECORD_BYTES + 1)).indexOf(0x0a) + 1;
-      if (start === 0) return undefined;
-      fill(start + HEADER_PROBE_BYTES);
+      // The record line is usually in the first read; a long one takes another.
+      let nl = HEADER_BUF.subarray(0, n).indexOf(0x0a);
+      if (nl < 0) {
+        fill(MAX_RECORD_BYTES + 1);
+        nl = HEADER_BUF.subarray(0, n).indexOf(0x0a);
+      }
+      if (nl < 0 || nl > MAX_RECORD_BYTES) return undefined;
+      start = nl + 1;
     }
     let record: VersionRecord | undefined;
-    if (start > 0) {
+    if (start > 0 && withRecord) {
       try {
         record = splitVersion(HEADER_BUF.subarray(0, start)).record;
       } catch {
         record = undefined; // a damaged record: listed from its header, `check` names it
       }
-      // A record alone: a delete's version file.
-      if (ended && n === start) return { description: undefined, record };
     }
+    // A record alone: a delete's version file.
+    if (start > 0 && ended && n === start) return { description: undefined, record };
     let end = indexOfClose(HEADER_BUF, n, start);
     if (end < 0) {
       fill(HEADER_BUF.length);

@@ -1,9 +1,10 @@
 // Revisions and scope namespaces of the file backend.
 //
-// A revision identifies the stored bytes: the first 48 bits of their SHA-256, a safe integer that
-// a Scope snapshot carries through JSON like a jetstream sequence number. Writing the same bytes
-// again gives the same revision, so a run that read those bytes may overwrite them: what it read
-// is exactly what is stored, whatever happened in between, and no write it did not see is lost.
+// A revision identifies the stored entry: the first 48 bits of the SHA-256 of its bytes (the
+// entry, not the version record in front of it), a safe integer that a Scope snapshot carries
+// through JSON like a jetstream sequence number. Writing the same entry again gives the same
+// revision, so a run that read it may overwrite it: what it read is exactly what is stored,
+// whatever happened in between (the history keeps what did), and no write it did not see is lost.
 // (Anthropic's managed memory stores use the same content-hash precondition.)
 //
 // The namespace names one directory instance, by device, inode, birth time and canonical path,
@@ -13,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { dirIdentity } from "./fs.ts";
 
-/** The revision of stored entry bytes: never 0, which authorizes nothing. */
+/** The revision of an entry's bytes (a file's, after its record line): never 0. */
 export function revisionOf(bytes: Uint8Array): number {
   const hex = createHash("sha256").update(bytes).digest("hex");
   return parseInt(hex.slice(0, 12), 16) || 1;

@@ -1,10 +1,16 @@
-// Cleaning up after writers that died mid-write: their temp files (which hold a full entry body)
-// and their locks. A temp file's name carries its writer's token, `.<key>.<token>.<hex>.tmp`, so
-// a sweeper removes it as soon as that writer is dead, and never while it lives, however long a
-// live writer takes (paused, say). Where liveness cannot be known (no /proc, another pid
-// namespace, or a temp file named by an older version), only a file older than STALE_TEMP_MS goes.
+// Cleaning up after writers that died mid-write: their temp files (an entry's body, or a lock not
+// yet published) and their locks. A temp file's name carries its writer's token,
+// `.<name>.<token>.<hex>.tmp`, so a sweeper removes it as soon as that writer is judged dead, and
+// never while it is judged alive, however long a live writer takes (paused, say). Judged as locks
+// are (process.ts): only where this process's /proc shows the writer's pid namespace.
+//
+// Where the writer cannot be judged from here (another container, no readable /proc, a name from
+// an older version), a temp file older than STALE_TEMP_MS goes: unlike a lock, which no age may
+// break, a temp file swept under a writer stalled for an hour costs that one write an error, never
+// a lost update, while dead writers' bodies would otherwise pile up in a shared directory forever.
+// Locks are swept only when their holder is judged dead (lock.ts).
 
-import { breakIfStale } from "./lock.ts";
+import { breakIfDead, isLockName } from "./lock.ts";
 import { fileMtime, listNames, removeQuietly } from "./fs.ts";
 import { liveness } from "./process.ts";
 import { TEMP_SUFFIX } from "./names.ts";
@@ -17,7 +23,7 @@ export function sweepName(root: string, name: string, isFile: boolean): void {
   if (!isFile || name.charCodeAt(0) !== 0x2e) return;
   try {
     if (name.endsWith(TEMP_SUFFIX)) sweepTemp(`${root}/${name}`, name);
-    else if (name.endsWith(".lock")) void breakIfStale(`${root}/${name}`).catch(() => {});
+    else if (isLockName(name)) void breakIfDead(`${root}/${name}`).catch(() => {});
   } catch {
     // Best effort: what cannot be removed now is tried again at the next sweep.
   }
@@ -32,10 +38,14 @@ export function sweepDir(root: string): void {
   }
 }
 
-function sweepTemp(path: string, name: string): void {
+/** The token a temp file's name carries, or "" when it carries none. */
+export function tempToken(name: string): string {
   const parts = name.split(".");
-  const token = parts.length >= 5 ? parts[parts.length - 3] ?? "" : "";
-  const state = liveness(token);
+  return parts.length >= 5 ? parts[parts.length - 3] ?? "" : "";
+}
+
+function sweepTemp(path: string, name: string): void {
+  const state = liveness(tempToken(name));
   if (state === "alive") return;
   if (state === "unknown") {
     const mtime = fileMtime(path);

@@ -44,7 +44,7 @@ import {
 import { HISTORY_DIR, keyDir, prune, type Tip, tipOf, versionPath } from "./history.ts";
 import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
 import { SUFFIX } from "./names.ts";
-import { readCurrent } from "./read.ts";
+import { readCurrent, splitFile } from "./read.ts";
 import { revisionOf } from "./revision.ts";
 
 // A key that changes this often between a look and a write is reported as unavailable.
@@ -70,8 +70,8 @@ export interface Mechanics {
   reserve(started: number, key: string, path: string): Reservation;
   /** Flushes the store's directory (group commit). */
   flushRoot(): Promise<void>;
-  /** Records the written bytes' revision in the call's scope. */
-  record(call: Call, key: string, bytes: Uint8Array): void;
+  /** Records the revision of the written entry's bytes in the call's scope. */
+  record(call: Call, key: string, entry: Uint8Array): void;
 }
 
 /** What a write asks of the key before it writes. */
@@ -82,8 +82,11 @@ export type Rule =
   | { readonly kind: "replace" }
   /** `update` with revision checks: the key must hold exactly what the scope read. */
   | { readonly kind: "checked"; readonly seen: number }
-  /** `delete`: remove the key if it holds something; false when it holds nothing. */
-  | { readonly kind: "delete" }
+  /**
+   * `delete`: remove the key if it holds something; false when it holds nothing. With `seen` (a
+   * revision-checked delete, store/_checked.ts), only if it holds exactly what the scope read.
+   */
+  | { readonly kind: "delete"; readonly seen?: number | undefined }
   /** A restore's or revert's write: the key's newest version must be `expected`. */
   | { readonly kind: "expect"; readonly expected: string | null };
 
@@ -167,7 +170,7 @@ export class VersionedWriter {
       this.#m.flushRoot(),
       done === "made" ? this.#flush(`${root}/${HISTORY_DIR}`) : undefined,
     ]);
-    if (op !== "delete") this.#m.record(call, key, bytes);
+    if (op !== "delete") this.#m.record(call, key, entry);
     if (seq % PRUNE_EVERY === 0) prune(root, key, this.#m.retention, seq);
     return { seq };
   }
@@ -238,8 +241,11 @@ export class VersionedWriter {
         } catch (e) {
           removeQuietly(versionPath(this.#m.root, key, seq));
           // A writer with history off created it without the lock.
+          // Gone again by now: a delete without the lock came in between, so the key held a
+          // memory when the link ran; only a name still taken by something else is not one.
           if (errorKind(e) === "EEXIST") {
-            throw kindOf(path) === "file" ? exists(key) : occupied("create", key);
+            const now = kindOf(path);
+            throw now === "file" || now === null ? exists(key) : occupied("create", key);
           }
           throw e;
         }
@@ -281,6 +287,9 @@ export class VersionedWriter {
           // A revision-checked write that lost the race is stale; the others look again.
           judge(key, rule, now);
           if (rule.kind === "checked") throw stale(key, "it changed since this run read it");
+          if (rule.kind === "delete" && rule.seen !== undefined) {
+            throw stale(key, "it changed since this run read it", "delete");
+          }
           return "retry";
         }
         abortCheck("file", op, key, call.signal);
@@ -403,16 +412,10 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
     case "replace":
       return "write";
     case "delete":
-      return tip.headExists ? "write" : "nothing";
+      if (rule.seen === undefined) return tip.headExists ? "write" : "nothing";
+      return judgeSeen(key, rule.seen, seen, "delete");
     case "checked":
-      if (seen.unreadable !== undefined) throw seen.unreadable;
-      if (seen.head === undefined) {
-        throw stale(key, "it was deleted since this run read it");
-      }
-      if (revisionOf(seen.head) !== rule.seen) {
-        throw stale(key, "it changed since this run read it");
-      }
-      return "write";
+      return judgeSeen(key, rule.seen, seen, "update");
     case "expect": {
       if (seen.unreadable !== undefined) throw seen.unreadable;
       const newest = tip.committed === undefined ? null : String(tip.committed.seq);
@@ -427,6 +430,16 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
       return "write";
     }
   }
+}
+
+// A revision-checked write: the key must hold exactly what the scope read.
+function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
+  if (seen.unreadable !== undefined) throw seen.unreadable;
+  if (seen.head === undefined) throw stale(key, "it was deleted since this run read it", op);
+  if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
+    throw stale(key, "it changed since this run read it", op);
+  }
+  return "write";
 }
 
 function sameTip(a: Tip, b: Tip): boolean {
@@ -452,9 +465,9 @@ function exists(key: string): ExistsError {
   });
 }
 
-function stale(key: string, why: string): StaleError {
+function stale(key: string, why: string, op: "update" | "delete" = "update"): StaleError {
   return new StaleError(
-    `[memory:file] Cannot update memory ${quote(key)}: ${why}; read it again, then update`,
+    `[memory:file] Cannot ${op} memory ${quote(key)}: ${why}; read it again, then ${op}`,
     { key },
   );
 }

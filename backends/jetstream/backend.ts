@@ -29,7 +29,7 @@ import {
 } from "./errors.ts";
 import { count, headerDescription, isMarkerMessage, type Keyspace, scan } from "./scan.ts";
 import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
-import { publish, publishDelete } from "./write.ts";
+import { publish, publishDelete, type WriteTarget } from "./write.ts";
 import { auditOfScan } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 import { instanceOf } from "./bind.ts";
@@ -70,6 +70,8 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
   readonly keepsAll: boolean;
   /** The history's write side, with history on. */
   readonly keeper: Keeper | undefined;
+  /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
+  readonly headers: WriteTarget["headers"];
 }
 
 type Op = "list" | "read" | "create" | "update" | "delete" | "audit" | "history";
@@ -265,7 +267,9 @@ export class JetStreamBackend implements BackendOps {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
       const subject = this.#subject(w.key);
       const before = this.#capacity.current();
-      if (!this.#c.readBeforeUpdate) return await this.#replace(w, call, d, data);
+      if (!this.#c.readBeforeUpdate && !call.checked) {
+        return await this.#replace(w, call, d, data);
+      }
       const seen = call.scope?.revision(this.#ns, w.key);
       if (seen === undefined || seen <= 0) {
         throw new StaleError(
@@ -298,6 +302,7 @@ export class JetStreamBackend implements BackendOps {
     const seen = call.scope?.revision(this.#ns, key);
     call.scope?.forget(this.#ns, key);
     return this.#run("delete", key, call, async (d) => {
+      if (call.checked) return await this.#checkedDelete(key, call, seen, d);
       for (let attempt = 1;; attempt++) {
         const before = this.#capacity.current();
         const guess = attempt === 1 && seen !== undefined && seen > 0;
@@ -334,6 +339,33 @@ export class JetStreamBackend implements BackendOps {
         return true;
       }
     });
+  }
+
+  // A delete that writes its marker only at the revision this run read or wrote (see Call).
+  async #checkedDelete(
+    key: string,
+    call: Call,
+    seen: number | undefined,
+    d: Deadline,
+  ): Promise<boolean> {
+    const refused = (why: string) =>
+      new StaleError(`${PREFIX} Cannot delete memory ${quote(key)}: ${why}`, { key });
+    if (seen === undefined || seen <= 0) {
+      throw refused("this run has not read it; read it first, then delete");
+    }
+    const before = this.#capacity.current();
+    const link = (await this.#keeper?.linkAt(key, seen))?.link;
+    const v = this.#version(key, "delete", call, link, EMPTY);
+    let marker: number;
+    try {
+      marker = await publishDelete(this.#c, this.#subject(key), seen, d.left(), v.headers);
+    } catch (e) {
+      if (!isWrongLastSequence(e)) throw e;
+      throw refused("it changed or was deleted since this run read it; read it again, then delete");
+    }
+    this.#capacity.wrote(before, marker, 0);
+    if (v.record !== undefined) await this.#keeper?.deleted(key, marker, seen, v.record, d);
+    return true;
   }
 
   // update() with readBeforeUpdate off: like the file backend, replace, or create (which counts

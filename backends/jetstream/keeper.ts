@@ -6,7 +6,7 @@
 // the key's subject (a write expected the revision before it), so a move packs them as they are:
 // a pack and a purge, no reads. A key others wrote to meanwhile is read from the stream.
 
-import { headers, type MsgHdrs } from "@nats-io/nats-core";
+import type { MsgHdrs } from "@nats-io/nats-core";
 import type { Call } from "../../store/_store.ts";
 import { Deadline } from "./errors.ts";
 import { getMessage, type HistoryTarget, type Moved, movedOf, moveKey, prune } from "./mover.ts";
@@ -116,7 +116,7 @@ export class Keeper {
     entry: Uint8Array,
   ): { headers: MsgHdrs; record: VersionRecord } {
     const record = newRecord(key, op, call, link, entry);
-    const h = headers();
+    const h = this.target.headers();
     setRecord(h, record);
     return { headers: h, record };
   }

@@ -20,7 +20,7 @@
 // per key (history off) loses messages through its limit, which writes no tombstone either: that
 // is why such a bucket keeps its delete markers 30 minutes (see `MARKERS` in scan.ts).
 
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, StoredMsg } from "@nats-io/jetstream";
 import type { HistoryRetention } from "../../store/history.ts";
 import { isWrongLastSequence } from "./errors.ts";
@@ -50,6 +50,8 @@ export interface HistoryTarget {
   /** The anchor's sequence, when the bucket has one. */
   readonly anchor: number | undefined;
   readonly retention: HistoryRetention;
+  /** `headers()` from the NATS client modules the opener loaded (see write.ts). */
+  readonly headers: () => MsgHdrs;
 }
 
 /** What the history stream holds of a key. */
@@ -203,7 +205,7 @@ async function publishPacks(
       bytes += size(versions[i]!);
       batch.push(versions[i++]!);
     }
-    const pack = encodePack(batch);
+    const pack = encodePack(batch, t.headers);
     const ack = await t.js.publish(subject, pack.data, {
       headers: pack.headers,
       expect: { lastSubjectSequence: seq },

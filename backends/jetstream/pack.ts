@@ -4,7 +4,7 @@
 // bytes. The pack's own headers say which revisions it holds, so a mover can tell what is moved
 // without reading the values.
 
-import { headers, type MsgHdrs } from "@nats-io/nats-core";
+import type { MsgHdrs } from "@nats-io/nats-core";
 import { isChainHash } from "../../store/_chain.ts";
 import { type Link, readRecord, setRecord, type VersionRecord } from "./provenance.ts";
 
@@ -44,8 +44,14 @@ export interface Packed {
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 
-/** The pack of `versions` (oldest first): its value and headers. */
-export function encodePack(versions: readonly Packed[]): { data: Uint8Array; headers: MsgHdrs } {
+/**
+ * The pack of `versions` (oldest first): its value and headers (made by `headers`, the NATS
+ * client's, which the opener loaded).
+ */
+export function encodePack(
+  versions: readonly Packed[],
+  headers: () => MsgHdrs,
+): { data: Uint8Array; headers: MsgHdrs } {
   const parts: Uint8Array[] = [];
   for (const v of versions) {
     const h: Record<string, string> = {};

@@ -26,7 +26,7 @@
 //   `no_wait` answers at the end of the stream at once. A pull that brings nothing for
 //   `IDLE_MS` is followed by a look at the consumer and another pull.
 
-import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
+import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { UnavailableError } from "../../store/errors.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
@@ -80,7 +80,7 @@ export async function drain(
   onMessage: (m: Pulled) => void,
 ): Promise<boolean> {
   through.catch(() => {});
-  const inbox = createInbox();
+  const inbox = inboxOf(t.nc);
   const sub = t.nc.subscribe(inbox);
   const messages = sub[Symbol.asyncIterator]();
   d.onCancel(() => sub.unsubscribe());
@@ -136,6 +136,18 @@ export async function drain(
   } finally {
     sub.unsubscribe();
   }
+}
+
+// A fresh inbox under the connection's inbox prefix (`_INBOX` unless the host set another, which
+// its permissions may require). Made here, not by the NATS client, whose modules this file does
+// not load (see write.ts).
+function inboxOf(nc: NatsConnection): string {
+  const prefix = (nc as { options?: { inboxPrefix?: unknown } }).options?.inboxPrefix;
+  const token = Array.from(
+    crypto.getRandomValues(new Uint8Array(11)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  return `${typeof prefix === "string" && prefix !== "" ? prefix : "_INBOX"}.${token}`;
 }
 
 // The next message, or "idle" when none comes within `ms`.

@@ -1,7 +1,7 @@
 // The jetstream backend's writes: conditional publishes of entries and delete markers, and the
 // purge that removes a marker once it is old.
 
-import { headers, type MsgHdrs } from "@nats-io/nats-core";
+import type { MsgHdrs } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import {
   apiCode,
@@ -18,6 +18,12 @@ export interface WriteTarget {
   readonly stream: string;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
+  /**
+   * `headers()` from `@nats-io/nats-core`, handed over by the opener, which loads the NATS
+   * modules only when a jetstream store is opened: a static import here would load them for
+   * every user of mod.ts, file-only ones included.
+   */
+  readonly headers: () => MsgHdrs;
 }
 
 /** What a write expects to find. */
@@ -44,7 +50,7 @@ export async function publish(
 ): Promise<number> {
   let hdrs: MsgHdrs | undefined;
   if (h === "rollup") {
-    hdrs = headers();
+    hdrs = t.headers();
     hdrs.set("Nats-Rollup", "sub");
   } else hdrs = h;
   const opts = {
@@ -74,7 +80,7 @@ export async function publishDelete(
   timeout: number,
   version?: MsgHdrs,
 ): Promise<number> {
-  const h = version ?? headers();
+  const h = version ?? t.headers();
   h.set(KV_OPERATION, "DEL");
   try {
     const ack = await t.js.publish(subject, undefined, {

@@ -7,7 +7,7 @@ import { natsServerBinary, serverBinary } from "./binaries.ts";
 
 /** A tool some tests or tasks need. */
 // deno-fmt-ignore
-export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft";
+export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft" | "unshare";
 
 interface Requirement {
   readonly present: () => boolean;
@@ -35,6 +35,10 @@ const REQUIREMENTS: Record<Tool, Requirement> = {
   nft: {
     present: () => runs("nft", ["--version"]),
     install: "install it with: apt-get install -y nftables",
+  },
+  unshare: {
+    present: () => runs("unshare", ["--version"]),
+    install: "install it with: apt-get install -y util-linux",
   },
 };
 

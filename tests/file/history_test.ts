@@ -12,7 +12,7 @@ import {
   Scope,
   UnavailableError,
 } from "../../mod.ts";
-import { fileTest } from "../_file_fixture.ts";
+import { fileTest } from "./_fixture.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -121,3 +121,15 @@ fileTest(
     assert.deepEqual((await store.list()).map((i) => i.key), ["ok"]);
   },
 );
+
+fileTest("history: a damaged version file never blocks the next write of its key", async (dir) => {
+  const store = await openFileStore({ dir });
+  await store.create("k", "about k", "v1");
+  await store.delete("k");
+  // The delete's version emptied (what a power cut through durable: false can leave).
+  await Deno.writeFile(`${dir}/.history/k/2.md`, new Uint8Array(0));
+  await store.create("k", "about k", "again");
+  assert.equal((await store.read("k")).content, "again");
+  await assert.rejects(history(store, "k"), CorruptError);
+  assert.ok(((await auditStore(store)).history ?? []).some((p) => p.problem === "damaged"));
+});

@@ -10,9 +10,9 @@ import {
   serializeEntry,
   type Store,
 } from "../../mod.ts";
-import { BUCKET, jetstreamTest as test, natsFixture } from "../_jetstream_fixture.ts";
+import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
 import type { ChurnJob } from "./_churn.ts";
-import { Child } from "./_child.ts";
+import { type Child, spawnDeno } from "../_lib/spawn.ts";
 
 const CHURN = new URL("./_churn.ts", import.meta.url).pathname;
 const ENCODER = new TextEncoder();
@@ -23,8 +23,12 @@ class Churn implements AsyncDisposable {
   readonly #ready: Promise<unknown>;
 
   constructor(job: ChurnJob) {
-    this.#child = new Child(CHURN, job);
-    this.#ready = this.#child.next("ready");
+    this.#child = spawnDeno(CHURN, [JSON.stringify(job)], {
+      name: `churn (${job.mode})`,
+      stdin: "piped",
+      permissions: ["--allow-net=127.0.0.1", "--allow-env", "--allow-read", "--allow-sys"],
+    });
+    this.#ready = this.#child.waitFor("ready");
   }
 
   ready(): Promise<unknown> {
@@ -34,9 +38,9 @@ class Churn implements AsyncDisposable {
   /** Stops the process and returns how many writes it made. */
   async stop(): Promise<number> {
     await this.#ready;
-    const [status, lines] = await Promise.all([this.#child.stop(), this.#child.rest()]);
-    assert.ok(status.success, `the churn process failed: ${await this.#child.stderr()}`);
-    return (lines.find((l) => l.t === "done")?.writes as number | undefined) ?? 0;
+    await this.#child.closeStdin();
+    await this.#child.succeeded();
+    return (this.#child.records.find((r) => r.t === "done")?.writes as number | undefined) ?? 0;
   }
 
   [Symbol.asyncDispose](): Promise<void> {

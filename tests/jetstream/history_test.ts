@@ -20,8 +20,8 @@ import {
   type Store,
 } from "../../mod.ts";
 import { chainHash } from "../../store/_chain.ts";
-import { BUCKET, jetstreamTest as test, natsFixture } from "../_jetstream_fixture.ts";
-import { Child, type Line } from "./_child.ts";
+import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
+import { type Child, type ChildRecord, spawnDeno } from "../_lib/spawn.ts";
 import type { HistoryJob } from "./_history_worker.ts";
 
 const STREAM = `KV_${BUCKET}`;
@@ -46,6 +46,13 @@ async function eventually(what: string, check: () => Promise<boolean>): Promise<
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.fail(`never: ${what}`);
+}
+
+function worker(job: HistoryJob): Child {
+  return spawnDeno(WORKER, [JSON.stringify(job)], {
+    name: `history worker (${job.mode})`,
+    permissions: ["--allow-net=127.0.0.1", "--allow-env", "--allow-read", "--allow-sys"],
+  });
 }
 
 async function update(store: Store, key: string, content: string, scope: Scope) {
@@ -212,16 +219,12 @@ test("history: 4 processes racing read -> update increments leave exactly one ve
   await store.create("counter", "a shared counter", "0", { scope: new Scope({ run: "init" }) });
   const children = Array.from(
     { length: 4 },
-    () =>
-      new Child(
-        WORKER,
-        { servers: f.server.url, bucket: BUCKET, mode: "counter", count: 25 } satisfies HistoryJob,
-      ),
+    () => worker({ servers: f.server.url, bucket: BUCKET, mode: "counter", count: 25 }),
   );
   try {
-    await Promise.all(children.map((c) => c.next("ready")));
-    await Promise.all(children.map((c) => c.next("done")));
-    const acks = children.flatMap((c) => c.seen.filter((l) => l.t === "ack"));
+    await Promise.all(children.map((c) => c.waitFor("ready")));
+    await Promise.all(children.map((c) => c.waitFor("done")));
+    const acks = children.flatMap((c) => c.records.filter((l) => l.t === "ack"));
     assert.equal(acks.length, 100);
     const versions = await history(store, "counter");
     assert.equal(versions.length, 101, "one version per acknowledged update, and the create");
@@ -244,25 +247,19 @@ test("history: 4 processes racing read -> update increments leave exactly one ve
 test("history: a writer SIGKILLed at any point leaves history and head in agreement, every acknowledged write with its version", async () => {
   await using f = await natsFixture();
   const store = await f.open();
-  const acked: Line[] = [];
+  const acked: ChildRecord[] = [];
   for (let round = 0; round < 8; round++) {
-    const child = new Child(
-      WORKER,
-      {
-        servers: f.server.url,
-        bucket: BUCKET,
-        mode: "writer",
-        seed: 1 + round,
-      } satisfies HistoryJob,
-    );
-    try {
-      await child.next("ready");
-      await new Promise((resolve) => setTimeout(resolve, 100 + 60 * round));
-      await child.kill("SIGKILL");
-      acked.push(...(await child.rest()).filter((l) => l.t === "ack"));
-    } finally {
-      await child[Symbol.asyncDispose]();
-    }
+    await using child = worker({
+      servers: f.server.url,
+      bucket: BUCKET,
+      mode: "writer",
+      seed: 1 + round,
+    });
+    await child.waitFor("ready");
+    await new Promise((resolve) => setTimeout(resolve, 100 + 60 * round));
+    child.kill("SIGKILL");
+    await child.finished();
+    acked.push(...child.records.filter((l) => l.t === "ack"));
   }
   assert.ok(acked.length > 20, `only ${acked.length} writes were acknowledged`);
   for (let k = 0; k < 8; k++) {
@@ -302,7 +299,7 @@ test("history: an acknowledged delete stays deleted, with its history, when the 
     const { serverBinary } = await import("../_lib/binaries.ts");
     const binary = serverBinary(version);
     if (binary === undefined) continue;
-    const { natsConnect, startNatsServer } = await import("../_nats_server.ts");
+    const { natsConnect, startNatsServer } = await import("../_lib/nats_server.ts");
     await using server = await startNatsServer({ binary });
     let nc = await natsConnect(server.url);
     await createJetStreamBucket(nc, {

@@ -14,7 +14,7 @@ import {
   type Store,
   UnavailableError,
 } from "../../mod.ts";
-import { BUCKET, jetstreamTest as test, natsFixture } from "../_jetstream_fixture.ts";
+import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
 
 type Fixture = Awaited<ReturnType<typeof natsFixture>>;
 

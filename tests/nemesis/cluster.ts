@@ -3,7 +3,7 @@
 // namespace, where the node addresses are reachable.
 
 import { inNamespace, nodeAddr } from "./netns.ts";
-import { isStopped } from "../_nats_server.ts";
+import { isStopped } from "../_lib/nats_server.ts";
 
 /** The client port every node listens on (at its own address). */
 export const CLIENT_PORT = 4222;

@@ -14,6 +14,7 @@ import { historyLine, passed, summaryLine, type Verdict } from "./checker.ts";
 import { createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
 import { requireTools } from "../_lib/needs.ts";
 import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { spawnChild } from "../_lib/spawn.ts";
 import type { Schedule } from "./nemesis.ts";
 import type { RunArgs, RunSummary } from "./run.ts";
 import { serverBinary } from "./servers.ts";
@@ -87,27 +88,15 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       new URL("./run.ts", import.meta.url).pathname,
       JSON.stringify(args),
     ]);
-    const child = new Deno.Command(cmd, {
-      args: cmdArgs,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: denoEnv(),
-    })
-      .spawn();
     // Bounded: the run ends by itself well within this; past it, it is killed.
-    const limit = setTimeout(() => child.kill("SIGKILL"), o.durationMs + 300_000);
-    const forward = async (s: ReadableStream<Uint8Array>) => {
-      let rest = "";
-      for await (const chunk of s.pipeThrough(new TextDecoderStream())) {
-        const parts = (rest + chunk).split("\n");
-        rest = parts.pop() ?? "";
-        for (const line of parts) log(line);
-      }
-      if (rest) log(rest);
-    };
-    await Promise.all([forward(child.stdout), forward(child.stderr), child.status]);
-    clearTimeout(limit);
+    await using child = spawnChild(cmd, cmdArgs, {
+      name: "nemesis run.ts",
+      env: denoEnv(),
+      echo: log,
+      timeLimitMs: o.durationMs + 300_000,
+    });
+    // Fails only at the time limit; the missing summary below says so.
+    await child.finished().catch(() => {});
     const text = await Deno.readTextFile(`${dir}/summary.json`).catch(() => undefined);
     if (text === undefined) {
       throw new Error(

@@ -5,7 +5,7 @@
 import type { ClusterNode, NsCluster } from "./cluster.ts";
 import type { NemesisRecord } from "./history.ts";
 import { inNamespace, nodeAddr, sh } from "./netns.ts";
-import type { Rng } from "./rng.ts";
+import type { Rng } from "../_lib/rng.ts";
 
 /** Every kind of fault, each run once per round in a shuffled order. */
 export const FAULTS = [

@@ -15,15 +15,15 @@ import {
   openJetStreamStore,
   type Store,
 } from "../../mod.ts";
-import { natsConnect } from "../_nats_server.ts";
+import { natsConnect } from "../_lib/nats_server.ts";
 import { check, type Verdict } from "./checker.ts";
 import { type ClusterNode, startNsCluster } from "./cluster.ts";
 import { type FinalRecord, HistoryWriter, readHistory, type VersionsRecord } from "./history.ts";
 import { healAll, runNemesis, type Schedule } from "./nemesis.ts";
 import { openRawStore } from "./raw_store.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../_lib/rng.ts";
 import type { WorkerArgs } from "./worker.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { type Child, spawnDeno } from "../_lib/spawn.ts";
 
 /** What the outer process asks for. */
 export interface RunArgs {
@@ -69,26 +69,13 @@ async function retry<T>(fn: () => Promise<T>, ms: number, what: string): Promise
   }
 }
 
-function spawnClient(args: WorkerArgs) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      ...denoRunArgs(),
-      "--allow-all",
-      new URL("./worker.ts", import.meta.url).pathname,
-      JSON.stringify(args),
-    ],
+// A client process; closing its stdin stops it. Past `limitMs` it is killed.
+function spawnClient(args: WorkerArgs, limitMs: number): Child {
+  return spawnDeno(new URL("./worker.ts", import.meta.url), [JSON.stringify(args)], {
+    name: `nemesis client ${args.p}`,
     stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: denoEnv(),
-  }).spawn();
-  const lines: string[] = [];
-  const pump = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s.pipeThrough(new TextDecoderStream())) lines.push(chunk);
-  };
-  pump(child.stdout).catch(() => {});
-  pump(child.stderr).catch(() => {});
-  return { child, lines, stdin: child.stdin.getWriter() };
+    timeLimitMs: limitMs,
+  });
 }
 
 async function main(a: RunArgs): Promise<void> {
@@ -98,7 +85,7 @@ async function main(a: RunArgs): Promise<void> {
     dir: a.dir,
     syncAlways: a.syncAlways,
   });
-  const clients: ReturnType<typeof spawnClient>[] = [];
+  const clients: Child[] = [];
   const events = new HistoryWriter(`${a.dir}/nemesis.jsonl`, 1);
   let faults: string[] = [];
   let error: string | undefined;
@@ -156,9 +143,9 @@ async function main(a: RunArgs): Promise<void> {
         history: `${a.dir}/client-${p}.jsonl`,
         maxMs: a.durationMs + 120_000,
         raw: a.raw ?? false,
-      }));
+      }, a.durationMs + 300_000));
     }
-    for (let i = 0; i < 600 && !clients.every((c) => c.lines.join("").includes('"ready"')); i++) {
+    for (let i = 0; i < 600 && !clients.every((c) => c.records.some((r) => "ready" in r)); i++) {
       await sleep(100);
     }
     log(`nemesis: ${clients.length} client processes running`);
@@ -188,16 +175,10 @@ async function main(a: RunArgs): Promise<void> {
     await healAll(cluster);
 
     // Stop the clients: they finish their current call (bounded by its deadline) and exit.
-    await Promise.all(clients.map((c) => c.stdin.close().catch(() => {})));
+    await Promise.all(clients.map((c) => c.closeStdin()));
     const bound = sleep(a.timeout + a.marginMs + 30_000).then(() => "late" as const);
     for (const c of clients) {
-      if ((await Promise.race([c.child.status, bound])) === "late") {
-        try {
-          c.child.kill("SIGKILL");
-        } catch {
-          // gone
-        }
-      }
+      if ((await Promise.race([c.status, bound])) === "late") c.kill("SIGKILL");
     }
     log("nemesis: clients stopped, cluster healed; reading the final state");
     await settle(jsm, a.replicas);
@@ -206,13 +187,7 @@ async function main(a: RunArgs): Promise<void> {
     error = e instanceof Error ? e.message : String(e);
     log(`nemesis: run failed: ${error}`);
   } finally {
-    for (const c of clients) {
-      try {
-        c.child.kill("SIGKILL");
-      } catch {
-        // exited
-      }
-    }
+    for (const c of clients) c.kill("SIGKILL");
     events.close();
     await Promise.race([nc.close().catch(() => {}), sleep(2_000)]);
     await cluster.stop();

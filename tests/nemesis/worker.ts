@@ -4,10 +4,10 @@
 //   deno run --allow-all tests/nemesis/worker.ts '<json WorkerArgs>'
 
 import { openJetStreamStore } from "../../mod.ts";
-import { natsConnect } from "../_nats_server.ts";
+import { natsConnect } from "../_lib/nats_server.ts";
 import { HistoryWriter } from "./history.ts";
 import { openRawStore } from "./raw_store.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../_lib/rng.ts";
 import { Client } from "./workloads.ts";
 
 /** What the controller tells a client process. */

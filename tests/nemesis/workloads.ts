@@ -5,7 +5,7 @@
 
 import { MemoryError, NotFoundError, Scope, type Store } from "../../mod.ts";
 import type { HistoryWriter, OpRecord, Outcome } from "./history.ts";
-import type { Rng } from "./rng.ts";
+import type { Rng } from "../_lib/rng.ts";
 
 /** Counter keys shared by every client (`c<k>g<generation>`). */
 export const COUNTER_KEYS = 4;

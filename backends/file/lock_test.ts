@@ -1,0 +1,196 @@
+// The per-key lock's internals: what inspect() makes of each thing a lock name can hold, how
+// holders of every runtime judge each other (Deno holders also hold a kernel lock; Node and Bun
+// holders are judged by /proc), that a wait ends when its signal aborts, and that a holder that
+// cannot be judged is never broken. Holders and judges run as separate processes from source
+// (_lock_holder.ts), on Deno, Node and Bun.
+
+import assert from "node:assert/strict";
+import { acquire, inspect, lockPath, type LockState, release } from "./lock.ts";
+import { selfToken } from "./process.ts";
+import { denoEnv, denoRunArgs } from "../../tests/_lib/deno_child.ts";
+import { findRuntime, installHint, RUNTIMES } from "../../tests/runtimes/_runtimes.ts";
+
+const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
+const CI = Deno.env.get("CI") === "true";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const made = await Deno.makeTempDir({ prefix: "agentmem-lock-" });
+  try {
+    await fn(await Deno.realPath(made));
+  } finally {
+    await Deno.remove(made, { recursive: true });
+  }
+}
+
+function test(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
+}
+
+test("inspect() calls anything the library did not write foreign, saying what it is", () =>
+  withDir(async (dir) => {
+    const path = `${dir}/.k.lock`;
+    const cases: Array<[string, () => Promise<void> | void, string]> = [
+      ["FIFO", () => run("mkfifo", path), "it is a FIFO"],
+      ["symlink", () => Deno.symlink("/dev/zero", path), "it is a symbolic link"],
+      ["directory", () => Deno.mkdir(path), "it is a directory"],
+      ["empty", () => Deno.writeTextFile(path, ""), "it is empty"],
+      ["garbage", () => Deno.writeTextFile(path, "hello"), "it does not hold a lock token"],
+      ["too long", () => Deno.writeTextFile(path, "x".repeat(65)), "it holds more than a lock"],
+      // A lock as versions before the linked scheme wrote it: a token and a nonce, no kind.
+      [
+        "old",
+        () => Deno.writeTextFile(path, `${selfToken()} 0123456789ab`),
+        "it does not hold a lock token",
+      ],
+    ];
+    for (const [what, plant, expected] of cases) {
+      await plant();
+      assert.deepEqual(inspect(path), { state: "foreign", what: expected }, what);
+      await Deno.remove(path);
+    }
+    assert.deepEqual(inspect(path), { state: "gone" });
+  }));
+
+test("a wait for a held lock ends as soon as its signal aborts, and takes nothing", () =>
+  withDir(async (dir) => {
+    const path = lockPath(dir, "k");
+    const held = await acquire(path, "k");
+    try {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      const started = performance.now();
+      await assert.rejects(acquire(path, "k", ac.signal), /the call was aborted/);
+      const ms = performance.now() - started;
+      assert.ok(ms < 50 + 30, `the wait ended ${ms - 50} ms after the abort`);
+      assert.equal(inspect(path).state, "held");
+    } finally {
+      release(held);
+    }
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  }));
+
+test("a lock whose holder another pid namespace wrote is waited for and never broken", () =>
+  withDir(async (dir) => {
+    const path = lockPath(dir, "k");
+    // A token from a namespace this process cannot see: its pid names nothing here.
+    const [pid, start] = selfToken().split("-");
+    const content = `${pid}-${start}-ffffffff 0123456789ab p`;
+    await Deno.writeTextFile(path, content);
+    assert.deepEqual(inspect(path), { state: "unknown", why: "another pid namespace" });
+    await assert.rejects(acquire(path, "k", AbortSignal.timeout(200)), /the call was aborted/);
+    assert.equal(await Deno.readTextFile(path), content);
+  }));
+
+test("release() removes only its own lock: a name replaced meanwhile stays", () =>
+  withDir(async (dir) => {
+    const path = lockPath(dir, "k");
+    const held = await acquire(path, "k");
+    await Deno.writeTextFile(`${dir}/other`, "someone else's");
+    await Deno.rename(`${dir}/other`, path);
+    release(held);
+    assert.equal(await Deno.readTextFile(path), "someone else's");
+  }));
+
+// --- Holders and judges of every runtime, as separate processes. ---
+
+interface Runner {
+  readonly name: string;
+  /** The command before the holder's own arguments; `dir` is the only path it may touch. */
+  readonly argv: (dir: string) => string[];
+  /** Whether it reads /proc (a Deno process given only the store's directory does not). */
+  readonly proc: boolean;
+  /** Whether it holds and tries kernel locks (Deno). */
+  readonly kernel: boolean;
+}
+
+const DENO_ARGS = [...denoRunArgs(new URL("../../deno.json", import.meta.url).pathname)];
+const RUNNERS: Runner[] = [
+  {
+    name: "deno",
+    argv: () => [Deno.execPath(), ...DENO_ARGS, "--allow-all", HOLDER],
+    proc: true,
+    kernel: true,
+  },
+  {
+    name: "deno without /proc",
+    argv: (dir) => [
+      Deno.execPath(),
+      ...DENO_ARGS,
+      `--allow-read=${dir}`,
+      `--allow-write=${dir}`,
+      HOLDER,
+    ],
+    proc: false,
+    kernel: true,
+  },
+];
+const missing: string[] = [];
+for (const spec of RUNTIMES) {
+  const rt = findRuntime(spec);
+  if (rt === undefined) missing.push(`${spec.name} (${installHint(spec)})`);
+  else RUNNERS.push({ name: spec.name, argv: () => [rt.bin, HOLDER], proc: true, kernel: false });
+}
+if (missing.length > 0 && !CI) {
+  console.error(
+    `\n%c!!! lock_test.ts: no ${missing.join(", ")}: their locks are not tested !!!\n`,
+    "color: red",
+  );
+}
+
+/** What `judge` should make of a lock `holder` holds (or held, before it was killed). */
+function expected(holder: Runner, judge: Runner, alive: boolean): LockState["state"] {
+  if (holder.kernel && judge.kernel) return alive ? "held" : "dead";
+  if (!holder.proc || !judge.proc) return "unknown";
+  return alive ? "held" : "dead";
+}
+
+async function judge(runner: Runner, dir: string, path: string): Promise<string> {
+  const [cmd, ...args] = [...runner.argv(dir), "judge", path];
+  const out = await new Deno.Command(cmd!, { args, env: denoEnv(), stderr: "piped" }).output();
+  const line = new TextDecoder().decode(out.stdout).trim();
+  assert.ok(out.success, `${runner.name} judge failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(line).state;
+}
+
+for (const holder of RUNNERS) {
+  test(`a lock held by ${holder.name} is judged by every runtime: held while it lives, dead once it is killed, unknown where it cannot be seen`, () =>
+    withDir(async (dir) => {
+      if (CI && missing.length > 0) throw new Error(`missing runtimes: ${missing.join(", ")}`);
+      const path = lockPath(dir, "k");
+      const [cmd, ...args] = [...holder.argv(dir), "hold", path, "k"];
+      const child = new Deno.Command(cmd!, { args, env: denoEnv(), stdout: "piped" }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      try {
+        const first = await reader.read();
+        const locked = JSON.parse(String(first.value));
+        assert.equal(locked.t, "locked");
+        assert.equal(locked.content.endsWith(holder.kernel ? " k" : " p"), true, locked.content);
+        for (const alive of [true, false]) {
+          if (!alive) {
+            child.kill("SIGKILL");
+            await child.status;
+          }
+          const seen: Record<string, string> = {};
+          const want: Record<string, string> = {};
+          for (const j of RUNNERS) {
+            seen[j.name] = await judge(j, dir, path);
+            want[j.name] = expected(holder, j, alive);
+          }
+          assert.deepEqual(seen, want, alive ? "while the holder lives" : "once it is killed");
+        }
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // killed above
+        }
+        await child.status;
+        await reader.cancel();
+      }
+    }));
+}
+
+async function run(cmd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command(cmd, { args }).output();
+  assert.ok(out.success, `${cmd} failed`);
+}

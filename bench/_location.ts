@@ -1,0 +1,67 @@
+// Where a run's data lives: a fresh directory or bucket per run, seeded untimed, opened through
+// the library's public openers, removed afterwards.
+
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { openFileStore, openJetStreamStore, serializeEntry } from "../mod.ts";
+import type { Backend, Location } from "./_protocol.ts";
+
+/** The description every benchmark entry carries. */
+export const DESCRIPTION = "Benchmark entry: a note one worker wrote for another to read";
+
+/** Fresh locations under a scratch directory and a bucket-name prefix. */
+export type Locations = ReturnType<typeof freshLocations>;
+
+/** Makes fresh locations under `work` and bucket names starting with `prefix`. */
+export function freshLocations(work: string, nc: NatsConnection | undefined, prefix: string) {
+  let seq = 0;
+  /** A fresh directory (file), bucket (jetstream), or both (a peer's place); removed on dispose. */
+  const fresh = async (backend?: Backend): Promise<Location & AsyncDisposable> => {
+    const n = seq++;
+    const dir = backend === "jetstream" ? undefined : `${work}/run-${n}`;
+    const bucket = backend === "file" ? undefined : `${prefix}_${n}`;
+    if (dir !== undefined) await Deno.mkdir(dir, { recursive: true });
+    if (bucket !== undefined) await new Kvm(needNats(nc)).create(bucket, { history: 1 });
+    const dispose = async () => {
+      if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      if (bucket === undefined) return;
+      await new Kvm(needNats(nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
+    };
+    const where = {
+      ...dir === undefined ? {} : { dir },
+      ...bucket === undefined ? {} : { bucket },
+    };
+    return { ...where, [Symbol.asyncDispose]: dispose };
+  };
+  return { fresh };
+}
+
+/** The NATS connection, or an error saying there is none. */
+export function needNats(nc: NatsConnection | undefined): NatsConnection {
+  if (nc === undefined) throw new Error("No NATS connection");
+  return nc;
+}
+
+/** Writes entries holding `body` under `keys` with plain writes or puts (set-up, not measured). */
+export async function seed(location: Location, keys: string[], body: string, nc?: NatsConnection) {
+  const bytes = new TextEncoder().encode(serializeEntry(DESCRIPTION, body));
+  if (location.dir !== undefined) {
+    for (const key of keys) await Deno.writeFile(`${location.dir}/${key}.md`, bytes);
+    return;
+  }
+  const kv = await new Kvm(needNats(nc)).open(location.bucket as string);
+  // A window of puts in flight keeps the set-up short without flooding the server.
+  for (let i = 0; i < keys.length; i += 64) {
+    await Promise.all(keys.slice(i, i + 64).map((key) => kv.put(key, bytes)));
+  }
+}
+
+/**
+ * The library's store over `location`: a file store over its directory, else a jetstream store
+ * over its bucket (flat keyspace, defaults otherwise: read-before-update on, 5 s call timeout).
+ */
+export function openStore(location: Location, nc?: NatsConnection, readBeforeUpdate = false) {
+  const { dir, bucket = "" } = location;
+  if (dir !== undefined) return openFileStore({ dir, readBeforeUpdate });
+  return openJetStreamStore({ bucket, prefix: "" }, { nc: needNats(nc) });
+}

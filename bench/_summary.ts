@@ -1,0 +1,270 @@
+// The summary of a run: medians per target and operation, the library's ratios to its floors in
+// the same trial, the listing medians, and the speed targets, each judged on the median of
+// per-trial (or per-rep) ratios.
+
+import type { Keyspace } from "./_args.ts";
+import { fmtSpread, sizeLabel } from "./_format.ts";
+import type { Backend, ListMethod, Op, TargetName } from "./_protocol.ts";
+import { groupBy, median, percentile, ratios, round } from "./_stats.ts";
+import type { MicroRow } from "./micro.ts";
+import type { PhaseResult } from "./worker.ts";
+
+/** One phase of one run, every worker merged. */
+export type PhaseSummary = ReturnType<typeof summarizePhase>;
+
+/** One run: one target, fresh directory or bucket, every phase of the mix. */
+export interface RunRecord {
+  readonly section: "main";
+  readonly trial: number;
+  readonly keyspace: Keyspace;
+  readonly processes: number;
+  readonly backend: Backend;
+  readonly target: TargetName;
+  readonly phases: PhaseSummary[];
+}
+
+/** One timed listing. */
+export interface ListRecord {
+  readonly backend: Backend;
+  readonly rep: number;
+  readonly method: ListMethod;
+  readonly ms: number;
+  readonly bytesRead: number;
+  readonly entries: number;
+  readonly valueSize: number;
+}
+
+/** A speed target and whether this run met it (`null`: not measured, or reported only). */
+export interface TargetRow {
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+/** Everything computed from the records. */
+export type Summary = ReturnType<typeof summarize>;
+/** Medians over trials of one target's operation. */
+export type MainRow = ReturnType<typeof mainRows>[number];
+/** The library's ops/s over its floor's: the median, lowest and highest per-trial ratio. */
+export type RatioRow = ReturnType<typeof libraryRatios>[number];
+/** Medians of one listing method. */
+export type ListRow = ReturnType<typeof listRows>[number];
+
+const STATS = ["opsPerSec", "p50Ms", "p95Ms", "p99Ms", "exists", "stale", "retries"] as const;
+const OPS = ["create", "update", "read", "delete", "counter"] as const;
+const REFERENCE = new URL("./reference.json", import.meta.url);
+
+/** One phase of every worker merged: throughput over the wall time, latency percentiles. */
+export function summarizePhase(op: Op, results: readonly PhaseResult[]) {
+  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const wallMs = Math.max(...results.map((r) => r.end)) - Math.min(...results.map((r) => r.start));
+  const sum = (k: "exists" | "stale" | "retries") => results.reduce((s, r) => s + r[k], 0);
+  const ms = (p: number) => round(percentile(latencies, p) / 1000, 4);
+  const operations = latencies.length;
+  const opsPerSec = round(wallMs > 0 ? operations / (wallMs / 1000) : 0, 1);
+  const times = { p50Ms: ms(50), p95Ms: ms(95), p99Ms: ms(99) };
+  const counts = { exists: sum("exists"), stale: sum("stale"), retries: sum("retries") };
+  return { op, operations, wallMs: round(wallMs, 3), opsPerSec, ...times, ...counts };
+}
+
+/** Computes medians, ratios and targets from the records. */
+export function summarize(runs: RunRecord[], lists: ListRecord[], micro?: { rows: MicroRow[] }) {
+  const [main, ratioRows, list] = [mainRows(runs), libraryRatios(runs), listRows(lists)];
+  const js = lists.filter((l) => l.backend === "jetstream");
+  const file = lists.filter((l) => l.backend === "file");
+  const targets = [
+    ...operationTargets(ratioRows),
+    ...jetStreamList(js),
+    fileListTime(file),
+    fileListBytes(list, lists),
+    ...microTargets(micro?.rows ?? []),
+  ];
+  return { main, ratios: ratioRows, list, targets };
+}
+
+function mainRows(runs: RunRecord[]) {
+  const phases = runs.flatMap((run) => run.phases.map((phase) => ({ run, phase })));
+  const groups = groupBy(phases, ({ run, phase }) => `${run.keyspace}|${run.target}|${phase.op}`);
+  return groups.map((group) => {
+    const { run, phase } = group[0] as (typeof phases)[0];
+    const medians = STATS.map((k) => [k, median(group.map((g) => g.phase[k]))]);
+    const stats = Object.fromEntries(medians) as Record<(typeof STATS)[number], number>;
+    const { keyspace, backend, target, processes } = run;
+    return { keyspace, backend, target, op: phase.op, processes, ...stats, trials: group.length };
+  });
+}
+
+// Per trial, the library's ops/s over its floor's in the same trial; then their spread.
+function libraryRatios(runs: RunRecord[]) {
+  const trials = [...new Set(runs.map((r) => r.trial))];
+  const keyspaces = [...new Set(runs.map((r) => r.keyspace))];
+  const rows = [];
+  for (const keyspace of keyspaces) {
+    for (const backend of ["file", "jetstream"] as const) {
+      const [target, baseline] = [backend, `${backend}-raw`] as const;
+      for (const op of OPS) {
+        const rate = (trial: number, t: TargetName) =>
+          runs.find((r) => r.trial === trial && r.keyspace === keyspace && r.target === t)
+            ?.phases.find((p) => p.op === op)?.opsPerSec;
+        const { median: ratio, min, max, trials: n } = ratios(
+          trials.map((t) => [rate(t, target), rate(t, baseline)]),
+        );
+        if (n > 0) {
+          rows.push({ keyspace, backend, op, target, baseline, ratio, min, max, trials: n });
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+function listRows(lists: ListRecord[]) {
+  return groupBy(lists, (l) => `${l.valueSize}|${l.backend}|${l.method}`).map((group) => {
+    const { backend, method, entries, valueSize } = group[0] as ListRecord;
+    const [ms, bytesRead] = [median(group.map((g) => g.ms)), median(group.map((g) => g.bytesRead))];
+    const [bytesPerEntry, reps] = [bytesRead / entries, group.length];
+    return { backend, method, ms, bytesRead, bytesPerEntry, entries, valueSize, reps };
+  });
+}
+
+const row = (goal: string, measured: string, met: boolean | null) => ({ goal, measured, met });
+const notMeasured = (goal: string) => row(goal, "not measured", null);
+
+// Create and update at least 0.9x the floor's throughput; a read at most 1.5x (file) or 1.1x
+// (jetstream) the floor's time, the inverse of the throughput ratio.
+function operationTargets(rows: RatioRow[]): TargetRow[] {
+  return (["file", "jetstream"] as const).flatMap((backend) =>
+    (["create", "update", "read"] as const).map((op) => {
+      const found = rows.filter((r) => r.backend === backend && r.op === op);
+      const min = op !== "read" ? 0.9 : backend === "file" ? 1 / 1.5 : 1 / 1.1;
+      const goal = op === "read"
+        ? `${backend} read time <= ${(1 / min).toFixed(1)}x ${backend}-raw (the floor)`
+        : `${backend} ${op} >= ${min}x ${backend}-raw`;
+      if (found.length === 0) return notMeasured(goal);
+      const time = (r: RatioRow) => ({ median: 1 / r.ratio, min: 1 / r.max, max: 1 / r.min });
+      const spread = (r: RatioRow) =>
+        fmtSpread(op === "read" ? time(r) : { median: r.ratio, ...r });
+      const measured = found.map((r) => spread(r).replace("(", `(${r.keyspace}; `)).join(", ");
+      return row(goal, measured, found.every((r) => r.ratio >= min));
+    })
+  );
+}
+
+// Per rep, the time of `over` over that of `under`; then the median.
+function listRatio(lists: readonly ListRecord[], over: ListMethod, under: ListMethod): number {
+  const ms = (rep: number, m: ListMethod) => lists.find((l) => l.rep === rep && l.method === m)?.ms;
+  const reps = [...new Set(lists.map((l) => l.rep))];
+  return ratios(reps.map((rep) => [ms(rep, over), ms(rep, under)])).median;
+}
+
+const sizesOf = (lists: ListRecord[]) =>
+  [...new Set(lists.map((l) => l.valueSize))].sort((a, b) => a - b);
+
+// Judged at the smallest body size measured (a typical memory); larger bodies are reported beside
+// it. With large bodies a listing and keys()+get() move the same bytes, so "keys()+get() ÷ one
+// watch pass" is the most any listing could reach.
+function jetStreamList(js: ListRecord[]): TargetRow[] {
+  const watchGoal = "jetstream list <= 2x one watch pass";
+  const keysGoal = "jetstream list >= 5x faster than keys()+get()";
+  // Every size listed ran every method (bench/main.ts).
+  const sizes = sizesOf(js);
+  const judged = sizes[0];
+  if (judged === undefined) return [notMeasured(watchGoal), notMeasured(keysGoal)];
+  const ratio = (size: number, over: ListMethod, under: ListMethod) =>
+    listRatio(js.filter((l) => l.valueSize === size), over, under);
+  const label = (size: number) => `${sizeLabel(size)} bodies${size === judged ? "" : ", info"}`;
+  const watch = (s: number) => ratio(s, "jetstream", "jetstream-watch");
+  const keys = (s: number) => ratio(s, "jetstream-keys-get", "jetstream");
+  const watchText = sizes.map((s) => `${watch(s).toFixed(2)}x (${label(s)})`);
+  const keysText = sizes.map((s) => {
+    const ceiling = ratio(s, "jetstream-keys-get", "jetstream-watch").toFixed(1);
+    return `${keys(s).toFixed(1)}x (${label(s)}; a watch pass is ${ceiling}x)`;
+  });
+  const [w, k] = [watchText.join("; "), keysText.join("; ")];
+  return [row(watchGoal, w, watch(judged) <= 2), row(keysGoal, k, keys(judged) >= 5)];
+}
+
+// Judged at the smallest body size measured (a typical memory); larger ones are shown beside it.
+function fileListTime(file: ListRecord[]): TargetRow {
+  const goal = "file list <= 2x the raw pass (directory + first KiB of each)";
+  const ratio = (size: number) =>
+    listRatio(file.filter((l) => l.valueSize === size), "file", "file-headers");
+  const sizes = sizesOf(file).filter((size) => Number.isFinite(ratio(size)));
+  const first = sizes[0];
+  if (first === undefined) return notMeasured(goal);
+  const entries = file[0]?.entries ?? 0;
+  const at = (s: number) => `${ratio(s).toFixed(2)}x (${entries} entries, ${sizeLabel(s)} bodies)`;
+  return row(goal, sizes.map(at).join("; "), ratio(first) <= 2);
+}
+
+// Judged at the largest body size measured, where reading a body would show most: at most 1.25x
+// the bytes the floor reads, and less than a body per entry.
+function fileListBytes(list: ListRow[], lists: ListRecord[]): TargetRow {
+  const goal = "file list reads no bodies (bytes read vs the header-only baseline)";
+  const size = Math.max(-1, ...list.filter((l) => l.backend === "file").map((l) => l.valueSize));
+  const lib = list.find((l) => l.method === "file" && l.valueSize === size);
+  const floor = list.find((l) => l.method === "file-headers" && l.valueSize === size);
+  if (lib === undefined || floor === undefined) return notMeasured(goal);
+  const r = listRatio(lists.filter((l) => l.valueSize === size), "file", "file-headers");
+  const time = `${r.toFixed(2)}x the baseline's time`;
+  const unknown = `bytes read unknown (no /proc/self/io); ${time}`;
+  if (lib.bytesRead < 0 || floor.bytesRead < 0) return row(goal, unknown, null);
+  const perEntry = (l: ListRow) => `${Math.round(l.bytesPerEntry)} B/entry`;
+  const measured = `${perEntry(lib)} vs ${perEntry(floor)} with ${sizeLabel(size)} bodies; ${time}`;
+  return row(goal, measured, lib.bytesRead <= floor.bytesRead * 1.25 && lib.bytesPerEntry < size);
+}
+
+// The single-process targets. The 16-in-flight ones are judged against today's library run in
+// the same trial, or, without git to extract it, against the number bench/reference.json holds.
+function microTargets(rows: MicroRow[]): TargetRow[] {
+  const inflight = rows.some((r) => r.section.startsWith("inflight"));
+  const reference = inflight ? JSON.parse(Deno.readTextFileSync(REFERENCE)).median : {};
+  return rows.map(({ section, backend, values, ratio }) => {
+    const [spread, value] = [fmtSpread(ratio), (label: string) => values[label] as number];
+    switch (section) {
+      case "exists": {
+        const goal = `${backend} create of an existing key <= 1.5x a read`;
+        return row(goal, spread, ratio.median <= 1.5);
+      }
+      case "capacity": {
+        const goal = `${backend} exact capacity adds <= 10% to a create at 1,000 entries`;
+        return row(goal, `${spread} of the empty store's ratio to raw`, ratio.median <= 1.1);
+      }
+      case "rbu": {
+        const off = (value("update, option off") / value("raw update")).toFixed(2);
+        const goal = "file update with readBeforeUpdate: true, against the raw durable update";
+        return row(goal, `${spread}; with the option off ${off}x`, null);
+      }
+      case "history update":
+        return row(
+          `${backend} update with history <= 1.3x one without (both durable)`,
+          spread,
+          ratio.median <= 1.3,
+        );
+      case "history list":
+        return row(
+          `${backend} list() with 20 versions per entry <= 1.05x a store with none`,
+          spread,
+          ratio.median <= 1.05,
+        );
+      case "search": {
+        const ms = value("memory_search") / 1000;
+        const goal = "memory_search of 1,024 entries of 4 KiB < 50 ms";
+        return row(goal, `${ms.toFixed(1)} ms (${spread} of the readFileSync floor)`, ms < 50);
+      }
+      case "history read": {
+        const us = value("history(key)");
+        return row(
+          `${backend} history(key) of 64 versions <= 2 ms`,
+          `${(us / 1000).toFixed(2)} ms (${spread} of a read)`,
+          us <= 2000,
+        );
+      }
+    }
+    const op = section.slice("inflight ".length);
+    const [fixed, live] = [value("library") / reference[op], ratio.of.endsWith("today's library")];
+    const measured = `${live ? `${spread}; ` : ""}${fixed.toFixed(2)}x the recorded reference`;
+    const goal = `file ${op}, 16 in flight, >= 1.5x today's library`;
+    return row(goal, measured, (live ? ratio.median : fixed) >= 1.5);
+  });
+}

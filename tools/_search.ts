@@ -1,0 +1,142 @@
+// The ranking behind memory_search: a plain BM25 scorer over three fields of every memory (key,
+// description, body), run on the store's current text at each search. No index is kept: one
+// could not be kept in step with writes from other processes (the Store contract reports none),
+// and reading the store is what a search costs anyway (1,024 bodies of 4 KiB: a few
+// milliseconds of scoring next to the reads; see bench/search.ts).
+//
+// A query is split into words (letters and digits; case and Unicode compatibility forms folded);
+// a word matches where a word of the text starts with it, so "pref" finds "preferences". Each
+// field's matches count as in BM25 (term frequency saturated by k1, normalized by the field's
+// length against the average), weighted key 3, description 2, body 1, and summed over the query's
+// words by their rarity (idf). A memory that matches more of the query's words ranks higher.
+
+/** One memory to search. */
+export interface SearchDoc {
+  readonly key: string;
+  readonly description: string;
+  readonly content: string;
+}
+
+/** One ranked match. */
+export interface SearchHit {
+  readonly key: string;
+  readonly description: string;
+  readonly score: number;
+  /** The memory's body, for its snippet. */
+  readonly content: string;
+}
+
+/** The ranked matches, and the query's words rarest first (what a snippet looks for). */
+export interface Ranked {
+  readonly hits: SearchHit[];
+  readonly rarestFirst: readonly string[];
+}
+
+/** The most words of a query that count; the rest are ignored. */
+export const MAX_QUERY_TERMS = 16;
+/** The longest snippet, in characters, ellipses included. */
+export const SNIPPET_CHARS = 160;
+// Matches of one word in one field beyond this many are not counted: BM25 saturates (with k1 =
+// 1.2, 16 matches score 93% of infinitely many), and counting a common word costs the most.
+const MAX_COUNTED = 16;
+const K1 = 1.2;
+const B = 0.75;
+const WEIGHTS = [3, 2, 1] as const;
+const WORD = /[\p{L}\p{N}]+/gu;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** The words of a query, folded and each once, at most `MAX_QUERY_TERMS`. */
+export function queryTerms(query: string): string[] {
+  const words = fold(query).match(WORD) ?? [];
+  return [...new Set(words)].slice(0, MAX_QUERY_TERMS);
+}
+
+function fold(text: string): string {
+  return text.toWellFormed().normalize("NFKC").toLowerCase();
+}
+
+/** The memories that match `terms`, best first (equal scores in key order). */
+export function rank(docs: readonly SearchDoc[], terms: readonly string[]): Ranked {
+  if (terms.length === 0 || docs.length === 0) return { hits: [], rarestFirst: terms };
+  // The body is folded without NFKC: normalizing megabytes costs more than the rest of a search.
+  const fields = docs.map((d) => [fold(d.key), fold(d.description), d.content.toLowerCase()]);
+  const avg = [0, 1, 2].map((f) =>
+    Math.max(1, fields.reduce((n, fs) => n + fs[f]!.length, 0) / fields.length)
+  );
+  // counts[doc][term][field]
+  const counts = fields.map((fs) => terms.map((t) => fs.map((text) => countWordStarts(text, t))));
+  const df = terms.map((_, t) => counts.filter((c) => c[t]!.some((n) => n > 0)).length);
+  const idf = df.map((n) => Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)));
+  const hits: SearchHit[] = [];
+  docs.forEach((doc, d) => {
+    let score = 0;
+    let matched = 0;
+    terms.forEach((_, t) => {
+      let termScore = 0;
+      counts[d]![t]!.forEach((tf, f) => {
+        if (tf === 0) return;
+        const norm = 1 - B + B * (fields[d]![f]!.length / avg[f]!);
+        termScore += WEIGHTS[f as 0 | 1 | 2] * (tf * (K1 + 1)) / (tf + K1 * norm);
+      });
+      if (termScore > 0) matched++;
+      score += idf[t]! * termScore;
+    });
+    if (score <= 0) return;
+    score *= matched / terms.length;
+    hits.push({ key: doc.key, description: doc.description, score, content: doc.content });
+  });
+  hits.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const rarestFirst = terms.map((t, i) => ({ t, idf: idf[i]! })).sort((a, b) => b.idf - a.idf)
+    .map(({ t }) => t);
+  return { hits, rarestFirst };
+}
+
+/**
+ * A short stretch of `content` around the first word that starts with the rarest of `rarestFirst`
+ * the body holds, white space folded to single spaces, at most `SNIPPET_CHARS` with its ellipses;
+ * "" when the body holds none of them.
+ */
+export function snippet(content: string, rarestFirst: readonly string[]): string {
+  const lower = content.toLowerCase();
+  for (const term of rarestFirst) {
+    for (let i = lower.indexOf(term); i >= 0; i = lower.indexOf(term, i + 1)) {
+      if (i > 0 && isWordChar(lower, i - 1)) continue;
+      // Lower-casing keeps the length of almost all text; where it does not, show the start.
+      return around(content, lower.length === content.length ? i : 0);
+    }
+  }
+  return "";
+}
+
+// How many times a word of `text` starts with `term` (at most MAX_COUNTED).
+function countWordStarts(text: string, term: string): number {
+  let n = 0;
+  for (let i = text.indexOf(term); i >= 0 && n < MAX_COUNTED; i = text.indexOf(term, i + 1)) {
+    if (i === 0 || !isWordChar(text, i - 1)) n++;
+  }
+  return n;
+}
+
+function isWordChar(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) {
+    return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+  }
+  // A low surrogate: look at the whole code point.
+  const start = c >= 0xdc00 && c <= 0xdfff && i > 0 ? i - 1 : i;
+  return WORD_CHAR.test(String.fromCodePoint(text.codePointAt(start)!));
+}
+
+function around(content: string, at: number): string {
+  let start = Math.max(0, at - Math.floor(SNIPPET_CHARS / 3));
+  let end = Math.min(content.length, start + SNIPPET_CHARS - 2);
+  // Never split a surrogate pair.
+  if (start > 0 && isLow(content.charCodeAt(start))) start--;
+  if (end < content.length && isLow(content.charCodeAt(end))) end--;
+  const text = content.slice(start, end).replace(/\s+/g, " ").trim();
+  return `${start > 0 ? "…" : ""}${text}${end < content.length ? "…" : ""}`;
+}
+
+function isLow(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
