@@ -247,6 +247,12 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
           spread,
           ratio.median <= 1.05,
         );
+      case "full create":
+        return row(
+          `${backend} create refused by a full store <= 5x a read`,
+          spread,
+          ratio.median <= 5,
+        );
       case "search": {
         const ms = value("memory_search") / 1000;
         const goal = "memory_search of 1,024 entries of 4 KiB < 50 ms";

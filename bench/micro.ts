@@ -6,7 +6,16 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { readdirSync, readFileSync } from "node:fs";
-import { history, memoryTools, openFileStore, runTool, type Store } from "../mod.ts";
+import {
+  CapacityError,
+  history,
+  memoryTools,
+  openFileStore,
+  openJetStreamStore,
+  runTool,
+  Scope,
+  type Store,
+} from "../mod.ts";
 import { mulberry32 } from "../tests/_lib/rng.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
@@ -42,7 +51,10 @@ export async function runMicro(o: Context) {
   const notes: string[] = [];
   for (const backend of ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
-    if (backend === "jetstream") continue;
+    if (backend === "jetstream") {
+      rows.push(...await jetstreamHistorySections(o), await fullSection(o));
+      continue;
+    }
     rows.push(await rbuSection(o), ...await historySections(o), await searchSection(o));
     const [inflight, note] = await inflightSection(o);
     rows.push(...inflight);
@@ -179,6 +191,76 @@ async function historySections(o: Context): Promise<MicroRow[]> {
     row("history list", "file", trials.list, `${versions} versions`, "none"),
     row("history read", "file", trials.read, "history(key)", "read"),
   ];
+}
+
+// The same on jetstream: an update in a bucket made by `bucket init` (history on) against one in a
+// NATS KV bucket of one message per key (history off, as before history), both file storage;
+// list() of entries with 20 versions each against entries written once; history(key) of 64
+// versions against a read.
+async function jetstreamHistorySections(o: Context): Promise<MicroRow[]> {
+  const nc = o.nc as NatsConnection;
+  const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
+  const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
+  const opened = async (history: boolean, keys: string[]) => {
+    const location = await o.locations.fresh("jetstream", history);
+    const bucket = location.bucket as string;
+    const store = await openJetStreamStore({ bucket, prefix: "", history }, { nc });
+    const scope = new Scope();
+    for (let i = 0; i < keys.length; i += 32) {
+      await Promise.all(keys.slice(i, i + 32).map((k) => store.create(k, "h", "v0", { scope })));
+    }
+    return { s: store, scope, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
+  };
+  const update = (h: { s: Store; scope: Scope }, v: number) => (k: string) =>
+    h.s.update(k, "with a history", `${v}${k}`, { scope: h.scope });
+  const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
+  for (let t = 0; t < o.trials; t++) {
+    const keys = keysOf("h", o.quick ? 64 : 256);
+    await using on = await opened(true, keys);
+    await using off = await opened(false, keys);
+    trials.update.push(
+      await time(keys, { "history on": update(on, t), "history off": update(off, t) }),
+    );
+    // Both with history: what the versions cost a listing (none: each key written once).
+    await using kept = await opened(true, listed);
+    await using none = await opened(true, listed);
+    for (let v = 1; v < versions; v++) {
+      for (let i = 0; i < listed.length; i += 32) {
+        await Promise.all(listed.slice(i, i + 32).map(update(kept, v)));
+      }
+    }
+    const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
+    trials.list.push(await time(reps, lists));
+    for (let v = versions; v < 64; v++) await update(kept, v)("l0");
+    const calls = { "history(key)": () => history(kept.s, "l0"), read: () => kept.s.read("l0") };
+    trials.read.push(await time(reps, calls));
+  }
+  return [
+    row("history update", "jetstream", trials.update, "history on", "history off"),
+    row("history list", "jetstream", trials.list, `${versions} versions`, "none"),
+    row("history read", "jetstream", trials.read, "history(key)", "read"),
+  ];
+}
+
+// A create a full jetstream store refuses (1,024 entries, nothing written since its last count)
+// against a read (issue 22: it used to cost a full count, some 60 reads).
+async function fullSection(o: Context): Promise<MicroRow> {
+  const trials: Trial[] = [];
+  await using location = await o.locations.fresh("jetstream");
+  await seed(location, keysOf("f", 1024), ENTRIES.createContent, o.nc);
+  const store = await openStore(location, o.nc);
+  const refused = (k: string) =>
+    store.create(k, "d", "c").then(
+      () => Promise.reject(new Error(`a full store took ${k}`)),
+      (e) => e instanceof CapacityError ? undefined : Promise.reject(e),
+    );
+  await refused("warm-up");
+  for (let t = 0; t < o.trials; t++) {
+    const keys = keysOf(`r${t}-`, o.quick ? 20 : 100);
+    const { read, refused: r } = await time(keys, { read: () => store.read("f0"), refused });
+    trials.push({ "create (full)": r as number, read: read as number });
+  }
+  return row("full create", "jetstream", trials, "create (full)", "read");
 }
 
 // memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as

@@ -182,21 +182,14 @@ export class JetStreamBackend implements BackendOps {
   create(w: ValidWrite, call: Call): Promise<void> {
     return this.#run("create", w.key, call, async (d) => {
       const data = ENCODER.encode(serializeValid(w.description, w.content));
+      if (this.#keeper !== undefined) return await this.#createVersion(w, call, d, data);
       const subject = this.#subject(w.key);
-      const keeper = this.#keeper;
-      // With history: what the version chains to, looked up before the first publish (a create
-      // the store refuses as full looks up nothing). A key that holds nothing on its subject
-      // chains to its history's newest version (a deleted key's delete); over a delete marker,
-      // to the marker.
-      let link: Link | undefined | null = null;
-      const chain = async () => link === null ? (link = await keeper?.linkForCreate(w.key)) : link;
       // With a bound from this store's last count or write: one publish that holds only if
       // nothing else was written to the stream since (see capacity.ts).
       const bound = this.#capacity.usable();
       const tried = bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
       if (tried) {
         try {
-          const v = this.#version(w.key, "create", call, await chain(), data);
           const revision = await publish(
             this.#c,
             subject,
@@ -206,10 +199,10 @@ export class JetStreamBackend implements BackendOps {
               streamSeq: bound.seq,
             },
             d.left(),
-            v.headers,
+            this.#c.keepsAll ? "rollup" : undefined,
           );
           this.#capacity.wrote(bound, revision, 1);
-          this.#wrote(call, d, w.key, revision, 0, v, data, false);
+          this.#record(call, d, w.key, revision);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -223,32 +216,21 @@ export class JetStreamBackend implements BackendOps {
         if (latest?.live) throw exists(w.key);
         this.#capacity.contended(true);
       }
-      const known = this.#capacity.current()?.seq;
-      const counted = await this.#count(d);
-      // Nothing was written since this store's last write: next time a bound will do.
-      if (counted.seq === known) this.#capacity.contended(false);
-      this.#capacity.offer(counted);
-      if (counted.live >= MAX_ENTRIES) {
-        // A full store still says "exists" for a key it holds: that is the answer a caller can use.
-        if (!tried && (await this.#get(w.key))?.live) throw exists(w.key);
-        checkCapacity(counted.live, w.key);
-      }
+      const counted = await this.#countForCreate(w.key, d, !tried);
       // Expect nothing under the key; when a delete marker is there, expect that marker.
       let expected = latest?.revision ?? 0;
-      if (latest !== undefined) link = latest.link;
       for (let attempt = 1;; attempt++) {
         try {
-          const v = this.#version(w.key, "create", call, await chain(), data);
           const revision = await publish(
             this.#c,
             subject,
             data,
             { revision: expected },
             d.left(),
-            v.headers,
+            this.#c.keepsAll ? "rollup" : undefined,
           );
           this.#capacity.wrote(counted, revision, 1);
-          this.#wrote(call, d, w.key, revision, expected, v, data, expected > 0);
+          this.#record(call, d, w.key, revision);
           return;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -257,9 +239,68 @@ export class JetStreamBackend implements BackendOps {
         if (now?.live) throw exists(w.key);
         if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
         expected = now?.revision ?? 0;
-        link = now !== undefined ? now.link : null;
       }
     });
+  }
+
+  // create() with history: the key and its history's newest version are looked at together (a
+  // key that holds a memory costs one round trip), then one publish, revision-checked against
+  // what the look found and, with a bound from this store's last count or write, against the
+  // stream's last sequence (see capacity.ts). A key that holds nothing on its subject chains to
+  // its history's newest version (a deleted key's delete); over a delete marker, to the marker.
+  async #createVersion(w: ValidWrite, call: Call, d: Deadline, data: Uint8Array): Promise<void> {
+    const keeper = this.#keeper!;
+    const bound = this.#capacity.usable();
+    let counted = bound === undefined ? await this.#countForCreate(w.key, d, true) : undefined;
+    for (let attempt = 1;; attempt++) {
+      const [latest, moved] = await Promise.all([
+        this.#get(w.key),
+        keeper.linkForCreate(w.key),
+      ]);
+      if (latest?.live) throw exists(w.key);
+      const expected = latest?.revision ?? 0;
+      const v = this.#version(w.key, "create", call, latest ? latest.link : moved, data);
+      const useBound = counted === undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
+      try {
+        const revision = await publish(
+          this.#c,
+          this.#subject(w.key),
+          data,
+          {
+            revision: expected,
+            ...(useBound ? { streamSeq: bound!.seq } : {}),
+          },
+          d.left(),
+          v.headers,
+        );
+        this.#capacity.wrote(counted ?? bound, revision, 1);
+        this.#wrote(call, d, w.key, revision, expected, v, data, expected > 0);
+        return;
+      } catch (e) {
+        if (!isWrongLastSequence(e)) throw e;
+      }
+      if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
+      // Others wrote since the bound (or to the key since the look): count before trying again.
+      if (counted === undefined) {
+        this.#capacity.contended(true);
+        counted = await this.#countForCreate(w.key, d, true);
+      }
+    }
+  }
+
+  // The count a create goes by: refuses a full store (one that holds `key` says "exists" when
+  // `look` asks for it: that is the answer a caller can use).
+  async #countForCreate(key: string, d: Deadline, look: boolean): Promise<Bound> {
+    const known = this.#capacity.current()?.seq;
+    const counted = await this.#count(d);
+    // Nothing was written since this store's last write: next time a bound will do.
+    if (counted.seq === known) this.#capacity.contended(false);
+    this.#capacity.offer(counted);
+    if (counted.live >= MAX_ENTRIES) {
+      if (look && (await this.#get(key))?.live) throw exists(key);
+      checkCapacity(counted.live, key);
+    }
+    return counted;
   }
 
   update(w: ValidWrite, call: Call): Promise<void> {
@@ -284,7 +325,14 @@ export class JetStreamBackend implements BackendOps {
       let v: Written;
       try {
         v = this.#version(w.key, over?.marker ? "create" : "update", call, over?.link, data);
-        revision = await publish(this.#c, subject, data, { revision: seen }, d.left(), v.headers);
+        revision = await publish(
+          this.#c,
+          subject,
+          data,
+          { revision: seen },
+          d.left(),
+          v.headers ?? (this.#c.keepsAll ? "rollup" : undefined),
+        );
       } catch (e) {
         if (!isWrongLastSequence(e)) throw e;
         throw stale(w.key);

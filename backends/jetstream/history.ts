@@ -232,6 +232,7 @@ async function collect(
   const { complete } = await readAll(t, stream, filter, d, {
     lastPerSubject: false,
     headersOnly: false,
+    leave: true,
   }, (m) => out.push(m));
   if (!complete) {
     throw new UnavailableError(

@@ -108,7 +108,12 @@ export async function readAll(
   stream: string,
   filter: string,
   d: Deadline,
-  options: { readonly lastPerSubject: boolean; readonly headersOnly: boolean },
+  options: {
+    readonly lastPerSubject: boolean;
+    readonly headersOnly: boolean;
+    /** Answer without waiting for the consumer's delete (it expires by itself if lost). */
+    readonly leave?: boolean;
+  },
   onMessage: (m: Pulled) => void,
 ): Promise<{ complete: boolean; through: number | undefined }> {
   const { jsm, timeout } = src;
@@ -137,7 +142,8 @@ export async function readAll(
     }
   } finally {
     // Best effort: a consumer whose delete is lost expires on the server by itself.
-    await jsm.consumers.delete(stream, ci.name).catch(() => {});
+    const deleted = jsm.consumers.delete(stream, ci.name).catch(() => {});
+    if (!options.leave) await deleted;
   }
   return { complete: complete && !d.cancelled, through };
 }

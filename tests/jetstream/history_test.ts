@@ -28,7 +28,7 @@ const STREAM = `KV_${BUCKET}`;
 const HISTORY = `KVH_${BUCKET}`;
 const WORKER = new URL("./_history_worker.ts", import.meta.url).pathname;
 // A key's subject holds at most this many messages once its versions were moved (keeper.ts).
-const MOVE_EVERY = 8;
+const MOVE_EVERY = 16;
 
 type Fixture = Awaited<ReturnType<typeof natsFixture>>;
 
