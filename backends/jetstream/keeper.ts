@@ -236,7 +236,9 @@ export class Keeper {
       after: rest.length === now.chain.length ? now.after : moved.to,
       moves,
     });
-    if (moves % PRUNE_EVERY === 0 || now.marker) await prune(this.target, key, d);
+    // A deleted key is pruned as it goes when it had versions moved before (it may have more
+    // than the retention keeps); otherwise every PRUNE_EVERY moves.
+    if (moves % PRUNE_EVERY === 0 || (now.marker && moves > 1)) await prune(this.target, key, d);
   }
 
   #remember(key: string, known: Known): void {

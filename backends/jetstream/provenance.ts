@@ -8,7 +8,7 @@
 // covered by nothing), and a version keeps it when it is moved to the history stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import { chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
+import { type ChainFields, chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
 import type { Version } from "../../store/history.ts";
 import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Call } from "../../store/_store.ts";
@@ -47,19 +47,13 @@ const OPS = new Set(["create", "update", "delete"]);
 const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
 const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
-/** One version's record, as its headers hold it. */
-export interface VersionRecord {
-  readonly op: "create" | "update" | "delete";
-  /** The writer's clock when it wrote (ISO 8601 UTC), covered by the hash. */
-  readonly at: string;
-  readonly run?: string | undefined;
-  readonly actor?: string | undefined;
-  readonly via: string;
-  readonly callId?: string | undefined;
-  readonly tainted: boolean;
-  /** The previous version's hash, or GENESIS. */
+/**
+ * One version's record, as its headers hold it: what the chain hash covers (its `at` the writer's
+ * clock when it wrote), the previous version's hash (or GENESIS) and its own.
+ */
+export interface VersionRecord extends Omit<ChainFields, "key"> {
   readonly prev: string;
-  /** This version's hash: chainHash(prev, fields, entry bytes). */
+  /** chainHash(prev, fields, entry bytes). */
   readonly hash: string;
 }
 
