@@ -36,14 +36,8 @@ import { instanceOf } from "./bind.ts";
 import { MarkerPurger } from "./markers.ts";
 import type { Keeper } from "./keeper.ts";
 import { getMessage, movedOf } from "./mover.ts";
-import {
-  type Link,
-  readRecord,
-  toVersion,
-  VERSION_HEADER_BYTES,
-  type VersionRecord,
-} from "./provenance.ts";
-import { entryOf, histories, keptVersions, latestOf, verify, versionOf } from "./history.ts";
+import { type Link, readRecord, VERSION_HEADER_BYTES, type VersionRecord } from "./provenance.ts";
+import { histories, historyReads, verify } from "./history.ts";
 
 // A conditional write that loses a race re-reads and retries; a key that changes this often
 // between a read and a write is reported as unavailable rather than retried forever.
@@ -454,43 +448,15 @@ export class JetStreamBackend implements BackendOps {
     }
   }
 
-  // The history this store keeps: reads of the history stream and the bucket's, and writes
-  // checked against the key's newest version.
+  // The history this store keeps: reads of the history stream and the bucket's (history.ts), and
+  // writes checked against the key's newest version.
   #historyOps(keeper: Keeper): HistoryOps {
-    const t = keeper.target;
-    const run = <T>(key: string | undefined, call: Call, fn: (d: Deadline) => Promise<T>) =>
-      this.#run("history", key, call, fn);
     return {
-      retention: t.retention,
-      versions: (key, call) =>
-        run(key, call, async (d) => {
-          const h = (await histories(t, d, key)).get(key);
-          if (h === undefined) return [];
-          return keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
-        }),
-      readVersion: (key, revision, call) =>
-        run(key, call, (d) => entryOf(t, key, Number(revision), d)),
-      log: (key, call) =>
-        run(key, call, async (d) => {
-          const out = [];
-          for (const h of (await histories(t, d, key)).values()) {
-            for (const v of keptVersions(h, t.retention)) out.push(versionOf(h.key, v));
-          }
-          return out.sort((a, b) => Number(a.revision) - Number(b.revision));
-        }),
-      heads: (call) =>
-        run(undefined, call, async (d) => {
-          const { latest } = await scan(this.#ks, d);
-          const out = [];
-          for (const [key, s] of latest) {
-            const { record } = readRecord(s.headers);
-            if (record === undefined) continue;
-            const description = headerDescription(s.value, key);
-            out.push(toVersion(key, s.revision, record, description));
-          }
-          return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-        }),
-      latest: (key, call) => run(key, call, () => latestOf(t, key)),
+      ...historyReads(
+        keeper.target,
+        this.#ks,
+        (key, call, fn) => this.#run("history", key, call, fn),
+      ),
       commitIf: (key, expected, write, call) =>
         this.#run(
           write === null ? "delete" : "update",

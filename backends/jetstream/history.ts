@@ -3,7 +3,8 @@
 // mover.ts); the retention decides which of them are kept. And `agentmem check`'s view of it.
 
 import { CorruptError, NotFoundError } from "../../store/errors.ts";
-import type { HistoryProblem, HistoryRetention, Version } from "../../store/history.ts";
+import type { HistoryOps, HistoryProblem, HistoryRetention, Version } from "../../store/history.ts";
+import type { Call } from "../../store/_store.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { validateKey } from "../../store/validate.ts";
@@ -14,11 +15,57 @@ import { PREFIX } from "./errors.ts";
 import { getMessage, type HistoryTarget } from "./mover.ts";
 import { decodePack, type Packed } from "./pack.ts";
 import { hashMatches, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
-import { headerDescription, isMarkerMessage, readAll } from "./scan.ts";
+import { headerDescription, isMarkerMessage, type Keyspace, readAll, scan } from "./scan.ts";
 import type { Pulled } from "./pull.ts";
 import { UnavailableError } from "../../store/errors.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How a history read runs: as one store call of the backend's, under its deadline. */
+export type RunHistory = <T>(
+  key: string | undefined,
+  call: Call,
+  fn: (d: Deadline) => Promise<T>,
+) => Promise<T>;
+
+/** The reads of `HistoryOps` over a keyspace's two streams. */
+export function historyReads(
+  t: HistoryTarget,
+  ks: Keyspace,
+  run: RunHistory,
+): Omit<HistoryOps, "commitIf"> {
+  return {
+    retention: t.retention,
+    versions: (key, call) =>
+      run(key, call, async (d) => {
+        const h = (await histories(t, d, key)).get(key);
+        if (h === undefined) return [];
+        return keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
+      }),
+    readVersion: (key, revision, call) =>
+      run(key, call, (d) => entryOf(t, key, Number(revision), d)),
+    log: (key, call) =>
+      run(key, call, async (d) => {
+        const out = [];
+        for (const h of (await histories(t, d, key)).values()) {
+          for (const v of keptVersions(h, t.retention)) out.push(versionOf(h.key, v));
+        }
+        return out.sort((a, b) => Number(a.revision) - Number(b.revision));
+      }),
+    heads: (call) =>
+      run(undefined, call, async (d) => {
+        const { latest } = await scan(ks, d);
+        const out = [];
+        for (const [key, s] of latest) {
+          const { record } = readRecord(s.headers);
+          if (record === undefined) continue;
+          out.push(toVersion(key, s.revision, record, headerDescription(s.value, key)));
+        }
+        return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      }),
+    latest: (key, call) => run(key, call, () => latestOf(t, key)),
+  };
+}
 
 /** One key's history: every version kept, oldest first, and what could not be read. */
 export interface KeyHistory {
