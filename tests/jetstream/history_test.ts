@@ -333,3 +333,19 @@ test("history: an acknowledged delete stays deleted, with its history, when the 
     await nc.close();
   }
 });
+
+test("history: a store opened with history off in a bucket made for history keeps one message per key and answers history() with how to turn it on", async () => {
+  await using f = await natsFixture();
+  const store = await f.open({ history: false });
+  const scope = new Scope();
+  await store.create("k", "about k", "v0", { scope });
+  for (let v = 1; v < 6; v++) await update(store, "k", `v${v}`, scope);
+  assert.deepEqual(await perSubject(f, STREAM, `$KV.${BUCKET}.run.>`), {
+    [`$KV.${BUCKET}.run.k`]: 1,
+  });
+  assert.equal((await store.read("k")).content, "v5");
+  await assert.rejects(
+    history(store, "k"),
+    (e: Error) => e instanceof ConfigError && /keeps no history/.test(e.message),
+  );
+});
