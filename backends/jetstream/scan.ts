@@ -63,6 +63,11 @@ export interface ScanOptions {
   readonly headersOnly?: boolean;
   /** Keep the latest live value of subjects that are not legal keys too (an operator's audit). */
   readonly illegal?: boolean;
+  /**
+   * Read nothing when the keyspace's subjects (live keys and delete markers) number what this
+   * accepts (a count that only needs to know the store is not full).
+   */
+  readonly enough?: ((subjects: number) => boolean) | undefined;
 }
 
 /** A delete marker a scan met: its key and sequence. */
@@ -87,6 +92,9 @@ export interface ScanResult {
   readonly markers: Marker[];
   /** The stream's last sequence just after the scan's consumer was made (when it was read). */
   readonly through?: number | undefined;
+  /** The keyspace's subjects when the scan began; with `enough` accepting it, nothing was read. */
+  readonly subjects: number;
+  readonly read: boolean;
 }
 
 /** What `readAll` delivers from: a stream, and how to make and drain a consumer on it. */
@@ -113,9 +121,11 @@ export async function readAll(
     readonly headersOnly: boolean;
     /** Answer without waiting for the consumer's delete (it expires by itself if lost). */
     readonly leave?: boolean;
+    /** Read nothing when the consumer starts with a number of messages this accepts. */
+    readonly enough?: ((initial: number) => boolean) | undefined;
   },
   onMessage: (m: Pulled) => void,
-): Promise<{ complete: boolean; through: number | undefined }> {
+): Promise<{ complete: boolean; through: number | undefined; initial: number; read: boolean }> {
   const { jsm, timeout } = src;
   const ci: ConsumerInfo = await jsm.consumers.add(stream, {
     ack_policy: "none",
@@ -128,8 +138,9 @@ export async function readAll(
   });
   let complete = true;
   let through: number | undefined;
+  const read = ci.num_pending > 0 && !(options.enough?.(ci.num_pending) ?? false);
   try {
-    if (ci.num_pending > 0) {
+    if (read) {
       const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
       complete = await drain(
         { nc: src.nc, jsm, stream },
@@ -145,7 +156,7 @@ export async function readAll(
     const deleted = jsm.consumers.delete(stream, ci.name).catch(() => {});
     if (!options.leave) await deleted;
   }
-  return { complete: complete && !d.cancelled, through };
+  return { complete: complete && !d.cancelled, through, initial: ci.num_pending, read };
 }
 
 /** Whether a message is a delete marker (or a purge's, or the server's). */
@@ -168,12 +179,16 @@ export async function scan(
 ): Promise<ScanResult> {
   // Per subject, the newest message seen (`value` undefined for a delete marker).
   const newest = new Map<string, Pulled & { marker: boolean }>();
-  const { complete, through } = await readAll(
+  const { complete, through, initial, read } = await readAll(
     ks,
     ks.stream,
     `${ks.subjectPrefix}>`,
     d,
-    { lastPerSubject: true, headersOnly: options.headersOnly ?? false },
+    {
+      lastPerSubject: true,
+      headersOnly: options.headersOnly ?? false,
+      enough: options.enough,
+    },
     (m) => {
       const seen = newest.get(m.subject);
       if (seen !== undefined && seen.seq >= m.seq) return;
@@ -201,7 +216,7 @@ export async function scan(
       }
     }
   }
-  return { latest, illegal, complete, oldMarkers, markers, through };
+  return { latest, illegal, complete, oldMarkers, markers, through, subjects: initial, read };
 }
 
 /**
@@ -218,7 +233,7 @@ export async function count(
   d: Deadline,
   prior?: { bound: Bound | undefined; created: string },
 ): Promise<Bound & { created: string; oldMarkers: OldMarker[] }> {
-  let info = await ks.jsm.streams.info(ks.stream);
+  const info = await ks.jsm.streams.info(ks.stream);
   const { created } = info;
   const seq = info.state.last_seq;
   const messages = info.state.messages;
@@ -230,20 +245,22 @@ export async function count(
   }
   // The server leaves the total out when it is 0; a stream with messages and no total counts
   // the slow way.
-  let subjects = info.state.num_subjects ??
+  const total = info.state.num_subjects ??
     (info.state.messages === 0 ? 0 : Number.POSITIVE_INFINITY);
-  if (subjects >= MAX_ENTRIES && ks.subjectPrefix !== `$KV.${ks.bucket}.`) {
-    info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
-    subjects = Object.keys(info.state.subjects ?? {}).length;
-  }
-  if (subjects < MAX_ENTRIES) return { live: subjects, seq, created, oldMarkers: [] };
+  if (total < MAX_ENTRIES) return { live: total, seq, created, oldMarkers: [] };
   // Subjects include delete markers, which churn leaves for a while (see MARKERS): a bound from an
   // earlier count of the same stream, moved to this sequence, spares a scan while it allows a key.
   if (before !== undefined && seq >= before.seq) {
     const live = before.live + (seq - before.seq);
     if (live < MAX_ENTRIES) return { live, seq, created, oldMarkers: [] };
   }
-  const { latest, complete, oldMarkers, through } = await scan(ks, d, { headersOnly: true });
+  // The keyspace's own subjects, which the scan's consumer counts when it is made (a small reply,
+  // where a stream info listing them would name every one): below the limit, that is enough.
+  const { latest, complete, oldMarkers, through, subjects, read } = await scan(ks, d, {
+    headersOnly: true,
+    enough: (n) => n < MAX_ENTRIES,
+  });
+  if (!read) return { live: subjects, seq, created, oldMarkers: [] };
   if (!complete) {
     throw new UnavailableError(
       `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,
