@@ -16,7 +16,7 @@ import { getMessage, type HistoryTarget } from "./mover.ts";
 import { decodePack, type Packed } from "./pack.ts";
 import { hashMatches, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, type Keyspace, readAll, scan } from "./scan.ts";
-import type { Pulled } from "./pull.ts";
+import { nanosOf, type Pulled } from "./pull.ts";
 import { UnavailableError } from "../../store/errors.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -117,7 +117,7 @@ export async function histories(
     const read = readRecord(m.headers);
     entry(k).items.set(m.seq, {
       rev: m.seq,
-      at: read.record?.at ?? isoOfNanos(m.ns),
+      at: read.record?.at ?? isoOfNanos(nanosOf(m)),
       record: read.record,
       damaged: read.record === undefined ? read.damaged : undefined,
       entry: isMarkerMessage(m.headers) ? new Uint8Array(0) : m.data,

@@ -48,10 +48,8 @@ export interface Pulled {
   readonly subject: string;
   /** The stream sequence. */
   readonly seq: number;
-  /** The server's timestamp, in milliseconds since the epoch. */
-  readonly ms: number;
-  /** The same in nanoseconds, exactly. */
-  readonly ns: bigint;
+  /** The server's timestamp, in nanoseconds since the epoch (decimal; see `nanosOf`). */
+  readonly nanos: string;
   readonly headers: MsgHdrs | undefined;
   readonly data: Uint8Array;
 }
@@ -189,7 +187,7 @@ function status(m: Msg): "short" | "retry" | undefined {
  * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<nanos>.<pending>`, or with a domain and
  * an account hash after `$JS.ACK` (and a random token at the end).
  */
-export function ackInfo(reply: string): { seq: number; ms: number; ns: bigint } | undefined {
+export function ackInfo(reply: string): { seq: number; nanos: string } | undefined {
   if (!reply.startsWith("$JS.ACK.")) return undefined;
   const tokens = reply.split(".");
   const at = tokens.length === 9 ? 2 : tokens.length >= 11 ? 4 : -1;
@@ -197,6 +195,10 @@ export function ackInfo(reply: string): { seq: number; ms: number; ns: bigint } 
   const seq = Number(tokens[at + 3]);
   const nanos = tokens[at + 5] ?? "";
   if (!Number.isSafeInteger(seq) || !/^[0-9]{1,20}$/.test(nanos)) return undefined;
-  const ns = BigInt(nanos);
-  return { seq, ms: Number(ns / 1000n) / 1000, ns };
+  return { seq, nanos };
+}
+
+/** A delivered message's timestamp in nanoseconds. */
+export function nanosOf(m: Pick<Pulled, "nanos">): bigint {
+  return BigInt(m.nanos);
 }

@@ -9,7 +9,7 @@ import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize
 import { validateKey } from "../../store/validate.ts";
 import type { Bound } from "./capacity.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
-import { drain, type Pulled } from "./pull.ts";
+import { drain, nanosOf, type Pulled } from "./pull.ts";
 import { ANCHOR_NAME, KV_OPERATION } from "./wire.ts";
 
 // The server removes a listing's consumer after this long without pulls if the delete that
@@ -177,8 +177,8 @@ export async function scan(
   d: Deadline,
   options: ScanOptions = {},
 ): Promise<ScanResult> {
-  // Per subject, the newest message seen (`value` undefined for a delete marker).
-  const newest = new Map<string, Pulled & { marker: boolean }>();
+  // Per subject, the newest message seen.
+  const newest = new Map<string, Pulled>();
   const { complete, through, initial, read } = await readAll(
     ks,
     ks.stream,
@@ -191,27 +191,27 @@ export async function scan(
     },
     (m) => {
       const seen = newest.get(m.subject);
-      if (seen !== undefined && seen.seq >= m.seq) return;
-      newest.set(m.subject, { ...m, marker: isMarkerMessage(m.headers) });
+      if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
     },
   );
   const latest = new Map<string, Scanned>();
   const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
   const markers: Marker[] = [];
-  const oldBefore = Date.now() - MARKERS.purgeAfterMs;
+  const oldBefore = BigInt(Date.now() - MARKERS.purgeAfterMs) * 1_000_000n;
   for (const [subject, m] of newest) {
+    const marker = isMarkerMessage(m.headers);
     const key = keyOf(ks.subjectPrefix, subject);
     if (key === undefined) {
-      if (options.illegal && !m.marker && subject.startsWith(ks.subjectPrefix)) {
+      if (options.illegal && !marker && subject.startsWith(ks.subjectPrefix)) {
         const name = subject.slice(ks.subjectPrefix.length);
         if (!isReservedName(ks.subjectPrefix, name)) illegal.set(name, m.data);
       }
-    } else if (!m.marker) {
-      latest.set(key, { revision: m.seq, value: m.data, headers: m.headers, ns: m.ns });
+    } else if (!marker) {
+      latest.set(key, { revision: m.seq, value: m.data, headers: m.headers, ns: nanosOf(m) });
     } else {
       if (markers.length < MARKERS.perCall) markers.push({ key, subject, seq: m.seq });
-      if (oldMarkers.length < MARKERS.perCall && m.ms <= oldBefore) {
+      if (oldMarkers.length < MARKERS.perCall && nanosOf(m) <= oldBefore) {
         oldMarkers.push({ subject, seq: m.seq });
       }
     }
