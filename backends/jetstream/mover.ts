@@ -64,8 +64,8 @@ export interface Moved {
   readonly last: Link | undefined;
 }
 
-/** No pack yet. */
-export const NOTHING_MOVED: Moved = Object.freeze({ seq: 0, to: 0, last: undefined });
+// No pack yet.
+const NOTHING_MOVED: Moved = Object.freeze({ seq: 0, to: 0, last: undefined });
 
 /**
  * A stored message, read from the stream's leader (the stream API, not a direct get, which a
