@@ -104,7 +104,6 @@ function definitionProblem(definition: unknown): string | undefined {
       }`;
     }
     return schemaProblem(options as Record<string, unknown>, "");
-    return undefined;
   } catch (e) {
     return `reading the definition failed (${errorKind(e)})`;
   }

@@ -1,14 +1,7 @@
 // The file backend's raw operations over one directory; `file.ts` opens it and `buildStore`
 // wraps it with validation, abort checks, error normalization and spans.
 
-import {
-  CapacityError,
-  CorruptError,
-  ExistsError,
-  NotFoundError,
-  StaleError,
-  UnavailableError,
-} from "../../store/errors.ts";
+import { CapacityError, CorruptError, StaleError, UnavailableError } from "../../store/errors.ts";
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
@@ -40,6 +33,7 @@ import { toVersion } from "./envelope.ts";
 import type { HistoryOps, HistoryRetention, Version } from "../../store/history.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
+import { exists, notFound, occupied, stale } from "./refusals.ts";
 
 const BACKEND = "file";
 /** The mode of every entry and temp file, whatever the umask. */
@@ -314,7 +308,7 @@ export class FileBackend implements BackendOps {
     call.scope?.forget(this.#ns, key);
     if (this.#versioned !== undefined) {
       if (call.checked && (seen === undefined || seen <= 0)) {
-        throw staleDelete(key, "this run has not read it; read it first, then delete");
+        throw stale(key, "this run has not read it; read it first, then delete", "delete");
       }
       const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
       return (await this.#versioned.write(key, null, rule, call)).seq > 0;
@@ -379,7 +373,7 @@ export class FileBackend implements BackendOps {
     call: Call,
   ): Promise<boolean> {
     if (seen === undefined || seen <= 0) {
-      throw staleDelete(key, "this run has not read it; read it first, then delete");
+      throw stale(key, "this run has not read it; read it first, then delete", "delete");
     }
     const why = await withLock(lockPath(this.#c.root, key), key, call.signal, () => {
       const current = readCurrent(path, key);
@@ -389,7 +383,7 @@ export class FileBackend implements BackendOps {
       }
       return remove(path) ? undefined : "it was deleted since this run read it";
     });
-    if (why !== undefined) throw staleDelete(key, `${why}; read it again, then delete`);
+    if (why !== undefined) throw stale(key, `${why}; read it again, then delete`, "delete");
     await this.#flushDir();
     return true;
   }
@@ -442,37 +436,4 @@ export class FileBackend implements BackendOps {
 function randomHex(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function notFound(key: string): NotFoundError {
-  return new NotFoundError(
-    `[memory:file] Cannot read memory ${quote(key)}: no memory has this key`,
-    { key },
-  );
-}
-
-function exists(key: string): ExistsError {
-  return new ExistsError(`[memory:file] Cannot create memory ${quote(key)}: it already exists`, {
-    key,
-  });
-}
-
-function stale(key: string, why: string): StaleError {
-  return new StaleError(
-    `[memory:file] Cannot update memory ${quote(key)}: ${why}`,
-    { key },
-  );
-}
-
-function staleDelete(key: string, why: string): StaleError {
-  return new StaleError(`[memory:file] Cannot delete memory ${quote(key)}: ${why}`, { key });
-}
-
-function occupied(op: "create" | "update", key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot ${op} memory ${
-      quote(key)
-    }: its name is taken by something that is not a memory file (a directory or link); an operator must remove it`,
-    { key },
-  );
 }

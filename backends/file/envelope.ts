@@ -8,7 +8,7 @@
 //   ---\n
 //   description: ...
 
-import { chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
+import { type ChainFields, chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
 import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Version } from "../../store/history.ts";
 
@@ -22,16 +22,9 @@ const OPS = new Set(["create", "update", "delete"]);
 const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
 const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
-/** A version's record, as the line holds it. */
-export interface VersionRecord {
+/** A version's record, as the line holds it: its sequence, the chain's fields and its links. */
+export interface VersionRecord extends Omit<ChainFields, "key"> {
   readonly seq: number;
-  readonly op: "create" | "update" | "delete";
-  readonly at: string;
-  readonly run?: string | undefined;
-  readonly actor?: string | undefined;
-  readonly via: string;
-  readonly callId?: string | undefined;
-  readonly tainted: boolean;
   /** The previous version's hash, or GENESIS. */
   readonly prev: string;
   /** This version's hash: chainHash(prev, fields, entry bytes). */

@@ -238,6 +238,16 @@ export function dirIdentity(dir: string): { dev: number; ino: number; birth: num
   return { dev: st.dev, ino: st.ino, birth: Number.isFinite(st.birthtimeMs) ? st.birthtimeMs : 0 };
 }
 
+/**
+ * Which file `path` names now, without following it: device, inode, size and modification time,
+ * or `null` when nothing is there. A file replaced by a rename, or written in place, reads
+ * differently.
+ */
+export function identityOf(path: string): string | null {
+  const st = fs.lstatSync(path, { throwIfNoEntry: false });
+  return st === undefined ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
 /** A file's device and inode. */
 export interface FileId {
   readonly dev: number;

@@ -16,13 +16,7 @@
 // changed, the version is the head's own bytes. A delete's version is flushed before the head
 // goes, so a power cut cannot keep the removal without its version either.
 
-import {
-  CapacityError,
-  CorruptError,
-  ExistsError,
-  StaleError,
-  UnavailableError,
-} from "../../store/errors.ts";
+import { CapacityError, CorruptError, StaleError, UnavailableError } from "../../store/errors.ts";
 import type { HistoryRetention } from "../../store/history.ts";
 import { serializeValid } from "../../store/serialize.ts";
 import type { ValidWrite } from "../../store/validate.ts";
@@ -32,6 +26,7 @@ import type { Reservation } from "./count.ts";
 import { DirSync } from "./dir_sync.ts";
 import { encodeVersion, GENESIS, type VersionRecord } from "./envelope.ts";
 import {
+  identityOf,
   type Kind,
   kindOf,
   kindOfQuick,
@@ -46,6 +41,7 @@ import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
 import { SUFFIX } from "./names.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { revisionOf } from "./revision.ts";
+import { churn, exists, occupied, stale } from "./refusals.ts";
 
 // A key that changes this often between a look and a write is reported as unavailable.
 const MAX_ATTEMPTS = 8;
@@ -183,6 +179,8 @@ export class VersionedWriter {
     const kind = rule.kind === "create" ? kindOfQuick(path) : kindOf(path);
     if (kind !== null && kind !== "file") return { kind, head: undefined, tip: NO_TIP };
     if (kind === "file" && rule.kind === "create") throw exists(key);
+    // Taken before the read: a head replaced meanwhile reads as another file under the lock.
+    const id = kind === null ? null : identityOf(path);
     let head: Uint8Array | undefined;
     let unreadable: unknown;
     try {
@@ -193,7 +191,7 @@ export class VersionedWriter {
     }
     try {
       const tip = tipOf(this.#m.root, key, unreadable === undefined ? head : null);
-      return { kind, head, tip, unreadable };
+      return { kind, head, tip, unreadable, id };
     } catch (e) {
       if (!(e instanceof CorruptError) || head === undefined) throw e;
       // A head whose record line is damaged: the history says what is committed; the next write
@@ -202,8 +200,11 @@ export class VersionedWriter {
     }
   }
 
-  // A look under the lock: an ExistsError for a create means the key filled meanwhile.
-  #lookLocked(key: string, path: string, rule: Rule): Seen {
+  // A look under the lock: what the first look saw, when the head (with its record) is still the
+  // very file it read; else a look again, where an ExistsError for a create means the key filled
+  // meanwhile.
+  #lookLocked(key: string, path: string, rule: Rule, seen: Seen): Seen {
+    if (seen.tip.head !== undefined && seen.id != null && identityOf(path) === seen.id) return seen;
     return this.#look(key, path, rule.kind === "create" ? { kind: "replace" } : rule);
   }
 
@@ -227,15 +228,14 @@ export class VersionedWriter {
       slot ??= this.#m.reserve(started, key, path);
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, rule);
+        const now = this.#lookLocked(key, path, rule, seen);
         if (!sameTip(seen.tip, now.tip)) {
           // Someone wrote meanwhile: a create whose key now holds something says so.
           if (now.tip.headExists) judge(key, rule, now);
           return "retry";
         }
         abortCheck("file", "create", key, call.signal);
-        const made = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        const made = this.#linkVersion(key, temp, seq);
         try {
           link(temp, path);
         } catch (e) {
@@ -282,19 +282,24 @@ export class VersionedWriter {
     try {
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, rule);
+        const now = this.#lookLocked(key, path, rule, seen);
         if (!sameTip(seen.tip, now.tip)) {
           // A revision-checked write that lost the race is stale; the others look again.
           judge(key, rule, now);
-          if (rule.kind === "checked") throw stale(key, "it changed since this run read it");
+          if (rule.kind === "checked") {
+            throw stale(key, "it changed since this run read it; read it again, then update");
+          }
           if (rule.kind === "delete" && rule.seen !== undefined) {
-            throw stale(key, "it changed since this run read it", "delete");
+            throw stale(
+              key,
+              "it changed since this run read it; read it again, then delete",
+              "delete",
+            );
           }
           return "retry";
         }
         abortCheck("file", op, key, call.signal);
-        made = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        made = this.#linkVersion(key, temp, seq);
         if (op === "update") {
           rename(temp, path);
           placed = true;
@@ -337,10 +342,9 @@ export class VersionedWriter {
     try {
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, { kind: "replace" });
+        const now = this.#lookLocked(key, path, { kind: "replace" }, seen);
         if (!sameTip(seen.tip, now.tip)) return;
-        madeDirs = this.#ensureKeyDir(key);
-        linkVersion(temp, versionPath(this.#m.root, key, seq));
+        madeDirs = this.#linkVersion(key, temp, seq);
         // The same entry bytes, now with their record: what the head holds does not change.
         rename(temp, path);
         placed = true;
@@ -355,6 +359,15 @@ export class VersionedWriter {
       this.#m.flushRoot(),
       madeDirs ? this.#flush(`${this.#m.root}/${HISTORY_DIR}`) : undefined,
     ]);
+  }
+
+  // Links the staged file as version `seq` of `key`, making its directory when missing; true when
+  // it made a directory (whose parent then needs a flush). The directories are looked at on every
+  // write, never remembered: one swapped for a link meanwhile is refused, never written through.
+  #linkVersion(key: string, temp: string, seq: number): boolean {
+    const made = this.#ensureKeyDir(key);
+    linkVersion(temp, versionPath(this.#m.root, key, seq));
+    return made;
   }
 
   // Makes `.history/<key>/` when missing; true when it made anything (whose parent then needs a
@@ -392,6 +405,8 @@ interface Seen {
   readonly tip: Tip;
   /** Why the head could not be used (unreadable, or a damaged record), when it could not. */
   readonly unreadable?: unknown;
+  /** Which file the head was when it was read (`identityOf`). */
+  readonly id?: string | null;
 }
 
 const NO_TIP: Tip = { head: undefined, headExists: false, committed: undefined, maxSeq: 0 };
@@ -435,9 +450,11 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
 // A revision-checked write: the key must hold exactly what the scope read.
 function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
   if (seen.unreadable !== undefined) throw seen.unreadable;
-  if (seen.head === undefined) throw stale(key, "it was deleted since this run read it", op);
+  if (seen.head === undefined) {
+    throw stale(key, `it was deleted since this run read it; read it again, then ${op}`, op);
+  }
   if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
-    throw stale(key, "it changed since this run read it", op);
+    throw stale(key, `it changed since this run read it; read it again, then ${op}`, op);
   }
   return "write";
 }
@@ -457,37 +474,6 @@ function linkVersion(temp: string, to: string): void {
     removeQuietly(to);
     link(temp, to);
   }
-}
-
-function exists(key: string): ExistsError {
-  return new ExistsError(`[memory:file] Cannot create memory ${quote(key)}: it already exists`, {
-    key,
-  });
-}
-
-function stale(key: string, why: string, op: "update" | "delete" = "update"): StaleError {
-  return new StaleError(
-    `[memory:file] Cannot ${op} memory ${quote(key)}: ${why}; read it again, then ${op}`,
-    { key },
-  );
-}
-
-function churn(key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot write memory ${
-      quote(key)
-    }: the key kept changing under concurrent writers; try again`,
-    { key },
-  );
-}
-
-function occupied(op: "create" | "update", key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot ${op} memory ${
-      quote(key)
-    }: its name is taken by something that is not a memory file (a directory or link); an operator must remove it`,
-    { key },
-  );
 }
 
 function notADirectory(key: string, keyLevel: boolean): UnavailableError {
