@@ -247,6 +247,12 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
           spread,
           ratio.median <= 1.05,
         );
+      case "history deleted":
+        return row(
+          `${backend} list() with 3,000 deleted keys in retention <= 1.5x a clean prefix`,
+          spread,
+          ratio.median <= 1.5,
+        );
       case "full create":
         return row(
           `${backend} create refused by a full store <= 5x a read`,
@@ -259,11 +265,14 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
         return row(goal, `${ms.toFixed(1)} ms (${spread} of the readFileSync floor)`, ms < 50);
       }
       case "history read": {
+        // The 2 ms target is the file backend's (issue 18); jetstream's is measured, a few
+        // requests to the server.
         const us = value("history(key)");
+        const file = backend === "file";
         return row(
-          `${backend} history(key) of 64 versions <= 2 ms`,
+          `${backend} history(key) of 64 versions${file ? " <= 2 ms" : ""}`,
           `${(us / 1000).toFixed(2)} ms (${spread} of a read)`,
-          us <= 2000,
+          file ? us <= 2000 : null,
         );
       }
     }
