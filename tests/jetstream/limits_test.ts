@@ -163,7 +163,8 @@ test("capacity: creates aborted a few ms in never leave a partial count behind",
 // Deleted keys
 
 test("delete: 3,000 create+delete cycles leave markers until they are old, then list as fast as a prefix without deletes", async () => {
-  // History off, in a bucket that keeps one message per key (see tests/jetstream/history_cost_test.ts for history).
+  // History off, in a bucket that keeps one message per key (with history: bench/micro.ts, "history
+  // deleted").
   await using f = await natsFixture({}, { history: false });
   const churned = await f.open({ prefix: "churned" });
   const clean = await f.open({ prefix: "clean" });
