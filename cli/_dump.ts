@@ -68,6 +68,17 @@ export interface ParsedDump {
   readonly skippedAtExport: number;
 }
 
+const FAILED: unique symbol = Symbol("failed");
+
+// What `fn` returns, or FAILED when it throws.
+function attempt<T>(fn: () => T): T | typeof FAILED {
+  try {
+    return fn();
+  } catch {
+    return FAILED;
+  }
+}
+
 /** Parses and checks a whole dump held in memory; see `DumpParser`. */
 export function parseDump(bytes: Uint8Array): ParsedDump {
   const parser = new DumpParser();
@@ -103,21 +114,13 @@ export class DumpParser {
   /** Checks the next line's bytes (without its newline). */
   line(raw: Uint8Array): void {
     const n = ++this.#n;
-    let text: string;
-    try {
-      text = STRICT.decode(raw);
-    } catch {
-      this.#problem(n, "not valid UTF-8 (invalid text is refused, never replaced)");
-      return;
+    const text = attempt(() => STRICT.decode(raw));
+    if (text === FAILED) {
+      return this.#problem(n, "not valid UTF-8 (invalid text is refused, never replaced)");
     }
     if (text.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      this.#problem(n, "not a JSON value");
-      return;
-    }
+    const value = attempt((): unknown => JSON.parse(text));
+    if (value === FAILED) return this.#problem(n, "not a JSON value");
     if (this.#values++ === 0 && isMeta(value)) {
       this.#header = true;
       this.#headerLine = n;

@@ -1,17 +1,8 @@
 // The history commands, for the day a memory was poisoned: find it (`log`, `history`), see what
 // it said (`show`), put one key back (`restore`) or undo a whole run (`revert`).
 
-import {
-  auditLog,
-  type AuditLogFilter,
-  history,
-  readVersion,
-  restoreVersion,
-  revertRun,
-  Scope,
-  type Store,
-  type Version,
-} from "../mod.ts";
+import type { AuditLogFilter, Store, Version } from "../mod.ts";
+import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
 

@@ -139,28 +139,23 @@ export function buildStore(ops: BackendOps): Store {
     validate: () => string | undefined,
     fn: (c: Call) => Promise<T>,
   ) => runCall(backend, op, opts, validate, fn);
+  // A write validates its arguments once, then hands the valid write to the backend.
+  const write = (
+    op: "create" | "update",
+    opts: CallOptions | undefined,
+    valid: () => ValidWrite,
+  ) => {
+    let w: ValidWrite;
+    return run(op, opts, () => (w = valid()).key, (c) => ops[op](w, c));
+  };
   const store = markInstrumented({
     info: () => info,
     list: (opts) => run("list", opts, () => undefined, (c) => ops.list(c)),
     read: (key, opts) => run("read", opts, () => validateKey(key), (c) => ops.read(key, c)),
-    create: (key, description, content, opts) => {
-      let w: ValidWrite;
-      return run(
-        "create",
-        opts,
-        () => (w = validateWrite(key, description, content)).key,
-        (c) => ops.create(w, c),
-      );
-    },
-    update: (key, description, content, opts) => {
-      let w: ValidWrite;
-      return run(
-        "update",
-        opts,
-        () => (w = validateWrite(key, description, content)).key,
-        (c) => ops.update(w, c),
-      );
-    },
+    create: (key, description, content, opts) =>
+      write("create", opts, () => validateWrite(key, description, content)),
+    update: (key, description, content, opts) =>
+      write("update", opts, () => validateWrite(key, description, content)),
     delete: (key, opts) => run("delete", opts, () => validateKey(key), (c) => ops.delete(key, c)),
   });
   EXTENSIONS.set(store, { backend, ops, readOnly: false });

@@ -5,7 +5,7 @@ import { latestScope } from "../mod.ts";
 // Imported so `deno check tests/` type-checks the demo too.
 import type { DemoOptions as _DemoOptions } from "../demo.ts";
 import { spawnChild } from "./_lib/spawn.ts";
-import { tempDir } from "./_lib/temp_dir.ts";
+import { inTempDir } from "./_lib/temp_dir.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -40,84 +40,80 @@ function assertInOrder(text: string, lines: string[]): void {
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
-Deno.test({
-  name: "deno task demo runs the three runs and prints a readable transcript",
-  ...opts,
-  fn: async () => {
-    await using tmp = await tempDir("agentmem-demo-");
-    const dir = tmp.path;
-    const { code, out } = await task(dir);
-    assert.equal(code, 0, out);
-    assertInOrder(section(out, "Run 1"), [
-      "tools: memory_list, memory_read, memory_write, memory_delete",
-      "The memory is empty: nothing has been saved yet.",
-      'tool <- memory_write ok: Saved new memory "user.name".',
-      'tool <- memory_write ERROR: Refused: a memory with key "user.name" already exists.',
-      "description: What the user wants to be called",
-      'call memory_read with key "user.name" first',
-      'assistant -> memory_read {"key":"user.name"}',
-      "| Sam",
-      '"overwrite":true}',
-      'tool <- memory_write ok: Saved memory "user.name", replacing what it held.',
-    ]);
-    assertInOrder(out, [
-      "-- run-1 suspended",
-      '{"type":"suspended","run":"run-1"',
-      '{"kind":"agentmem.scope","version":2',
-      "-- run-2 resumes run-1: latestScope() over the journal restores 3 revisions",
-    ]);
-    assertInOrder(section(out, "Run 2 (resumed)"), [
-      "BEGIN MEMORY INDEX",
-      '- "trip.lisbon": Lisbon trip in May',
-      '- "user.name": What the user wants to be called',
-      "END MEMORY INDEX",
-      'tool <- memory_write ok: Saved memory "trip.lisbon", replacing what it held.',
-      'assistant -> memory_read {"key":"user.units"}',
-      'tool <- memory_write ok: Saved memory "user.units", replacing what it held.',
-    ]);
-    assertInOrder(out, [
-      "-- harness check",
-      'tool <- memory_write ERROR: Refused: this run may not replace memory "trip.lisbon"',
-    ]);
-    // A tainted run writes a poisoned note; the operator finds it and undoes the run.
-    assertInOrder(out, [
-      "=== Run 3 (reads an untrusted web page) ",
-      'tool <- memory_write ok: Saved memory "user.units", replacing what it held.',
-      "-- operator: which writes came from a tainted run? (agentmem log --tainted)",
-      "   user.units revision 3: update by run run-3",
-      "(tainted)",
-      "-- operator: agentmem revert --run run-3 --dry-run: would revert user.units",
-      "-- operator: agentmem revert --run run-3: reverted user.units; 0 conflicts",
-      '   user.units holds again: "metric; temperatures in Celsius"',
-    ]);
-    const readOnly = section(out, "Read-only run");
-    assert.match(readOnly, /^tools: memory_list, memory_read$/m);
-    assert.doesNotMatch(readOnly, /memory_write|memory_delete/);
-    assert.match(readOnly, /\| Flights: TAP 1352, lands 14:05/);
-    assert.doesNotMatch(out, /demo failed/);
-    assert.ok(!out.includes("\u001b["), "no terminal escapes");
+// A test of the demo in a fresh temp directory.
+function demoTest(name: string, fn: (dir: string) => Promise<void>): void {
+  Deno.test({ name, ...opts, fn: () => inTempDir("agentmem-demo-", fn) });
+}
 
-    // The journal is JSONL whose newest snapshot is the finished run-2 scope.
-    const journal = await Deno.readTextFile(`${dir}/demo/journal.jsonl`);
-    const records = journal.trimEnd().split("\n").map((l) => JSON.parse(l));
-    assert.ok(records.some((r) => r.type === "suspended" && r.run === "run-1"));
-    const scope = latestScope(records);
-    const held = Object.values(scope.snapshot().revisions).flatMap((keys) => Object.keys(keys));
-    assert.deepEqual(held.sort(), ["trip.lisbon", "user.name", "user.units"]);
+demoTest("deno task demo runs the three runs and prints a readable transcript", async (dir) => {
+  const { code, out } = await task(dir);
+  assert.equal(code, 0, out);
+  assertInOrder(section(out, "Run 1"), [
+    "tools: memory_list, memory_read, memory_write, memory_delete",
+    "The memory is empty: nothing has been saved yet.",
+    'tool <- memory_write ok: Saved new memory "user.name".',
+    'tool <- memory_write ERROR: Refused: a memory with key "user.name" already exists.',
+    "description: What the user wants to be called",
+    'call memory_read with key "user.name" first',
+    'assistant -> memory_read {"key":"user.name"}',
+    "| Sam",
+    '"overwrite":true}',
+    'tool <- memory_write ok: Saved memory "user.name", replacing what it held.',
+  ]);
+  assertInOrder(out, [
+    "-- run-1 suspended",
+    '{"type":"suspended","run":"run-1"',
+    '{"kind":"agentmem.scope","version":2',
+    "-- run-2 resumes run-1: latestScope() over the journal restores 3 revisions",
+  ]);
+  assertInOrder(section(out, "Run 2 (resumed)"), [
+    "BEGIN MEMORY INDEX",
+    '- "trip.lisbon": Lisbon trip in May',
+    '- "user.name": What the user wants to be called',
+    "END MEMORY INDEX",
+    'tool <- memory_write ok: Saved memory "trip.lisbon", replacing what it held.',
+    'assistant -> memory_read {"key":"user.units"}',
+    'tool <- memory_write ok: Saved memory "user.units", replacing what it held.',
+  ]);
+  assertInOrder(out, [
+    "-- harness check",
+    'tool <- memory_write ERROR: Refused: this run may not replace memory "trip.lisbon"',
+  ]);
+  // A tainted run writes a poisoned note; the operator finds it and undoes the run.
+  assertInOrder(out, [
+    "=== Run 3 (reads an untrusted web page) ",
+    'tool <- memory_write ok: Saved memory "user.units", replacing what it held.',
+    "-- operator: which writes came from a tainted run? (agentmem log --tainted)",
+    "   user.units revision 3: update by run run-3",
+    "(tainted)",
+    "-- operator: agentmem revert --run run-3 --dry-run: would revert user.units",
+    "-- operator: agentmem revert --run run-3: reverted user.units; 0 conflicts",
+    '   user.units holds again: "metric; temperatures in Celsius"',
+  ]);
+  const readOnly = section(out, "Read-only run");
+  assert.match(readOnly, /^tools: memory_list, memory_read$/m);
+  assert.doesNotMatch(readOnly, /memory_write|memory_delete/);
+  assert.match(readOnly, /\| Flights: TAP 1352, lands 14:05/);
+  assert.doesNotMatch(out, /demo failed/);
+  assert.ok(!out.includes("\u001b["), "no terminal escapes");
 
-    // A second run starts from nothing again.
-    const again = await task(dir);
-    assert.equal(again.code, 0, again.out);
-    assert.match(again.out, /The memory is empty/);
-  },
+  // The journal is JSONL whose newest snapshot is the finished run-2 scope.
+  const journal = await Deno.readTextFile(`${dir}/demo/journal.jsonl`);
+  const records = journal.trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.ok(records.some((r) => r.type === "suspended" && r.run === "run-1"));
+  const scope = latestScope(records);
+  const held = Object.values(scope.snapshot().revisions).flatMap((keys) => Object.keys(keys));
+  assert.deepEqual(held.sort(), ["trip.lisbon", "user.name", "user.units"]);
+
+  // A second run starts from nothing again.
+  const again = await task(dir);
+  assert.equal(again.code, 0, again.out);
+  assert.match(again.out, /The memory is empty/);
 });
 
-Deno.test({
-  name: "the demo defaults to ./.agentmem and never deletes a directory it did not make",
-  ...opts,
-  fn: async () => {
-    await using tmp = await tempDir("agentmem-demo-");
-    const dir = tmp.path;
+demoTest(
+  "the demo defaults to ./.agentmem and never deletes a directory it did not make",
+  async (dir) => {
     const args = [
       "run",
       "--config",
@@ -137,4 +133,4 @@ Deno.test({
     assert.match(refused.out, /was not made by this demo; not deleting it/);
     assert.equal(await Deno.readTextFile(`${dir}/mine/demo/precious.txt`), "keep me");
   },
-});
+);

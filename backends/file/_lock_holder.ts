@@ -4,6 +4,7 @@
 //
 //   _lock_holder.ts hold <lock path> <key>   takes the lock, prints {"t":"locked",...}, holds it
 //   _lock_holder.ts judge <lock path>        prints {"t":"state",...}: inspect() of the lock
+//   _lock_holder.ts token                    prints {"t":"token",...}: this process's token, exits
 
 import process from "node:process";
 import { acquire, inspect } from "./lock.ts";
@@ -16,8 +17,10 @@ if (mode === "hold") {
   const lock = await acquire(path, key);
   say({ t: "locked", content: lock.content, token: selfToken() });
   setInterval(() => {}, 1 << 30); // held until this process is killed
+} else if (mode === "token") {
+  say({ t: "token", token: selfToken() });
 } else if (mode === "judge") {
   say({ t: "state", ...inspect(path) });
 } else {
-  throw new Error(`usage: _lock_holder.ts hold|judge <lock path> [key]`);
+  throw new Error(`usage: _lock_holder.ts hold|judge <lock path> [key] | token`);
 }

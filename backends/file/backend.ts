@@ -159,7 +159,7 @@ export class FileBackend implements BackendOps {
   // deno-lint-ignore require-await
   async entries(): Promise<KeyedEntry[]> {
     return this.#scan((key) => {
-      const bytes = readCurrent(this.#path(key), key);
+      const bytes = readCurrent(this.#path(key), key, true);
       if (bytes === undefined) return undefined;
       try {
         return { key, ...parseEntry(splitFile(bytes, key).entry, key) };

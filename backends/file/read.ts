@@ -1,7 +1,8 @@
 // Reading entries from a memory directory: a whole entry for read(), only its header for list().
 // Only a regular file is ever opened (opening a FIFO would release a writer blocked on it, and
-// opening a device can act on it): an lstat comes first, and the open flags refuse a symlink and
-// never block, should the name be swapped in between.
+// opening a device can act on it): an lstat comes first (or, in a pass over the directory, the
+// listing's own file type), and the open flags refuse a symlink and never block, should the name
+// be swapped in between.
 
 import { CorruptError } from "../../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
@@ -33,9 +34,11 @@ const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
 /**
  * The bytes a key's file holds now, or `undefined` when there is no regular file under its name.
  * The bytes live in a buffer the next read reuses: use them before anything else reads.
+ * `listed`: the caller has just seen a regular file under this name in the directory's listing,
+ * which stands for the lstat (as in a listing's header reads).
  */
-export function readCurrent(path: string, key: string): Uint8Array | undefined {
-  if (kindOf(path) !== "file") return undefined;
+export function readCurrent(path: string, key: string, listed = false): Uint8Array | undefined {
+  if (!listed && kindOf(path) !== "file") return undefined;
   let fd: number;
   try {
     fd = openForRead(path);

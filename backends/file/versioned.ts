@@ -276,45 +276,58 @@ export class VersionedWriter {
     call: Call,
     held: HeldLock | undefined,
   ): Promise<"done" | "made" | "retry"> {
+    return await this.#underLock(key, bytes, call, held, async (temp, placed) => {
+      const now = this.#lookLocked(key, path, rule, seen);
+      if (!sameTip(seen.tip, now.tip)) {
+        // A revision-checked write that lost the race is stale; the others look again.
+        judge(key, rule, now);
+        if (rule.kind === "checked") {
+          throw stale(key, "it changed since this run read it; read it again, then update");
+        }
+        if (rule.kind === "delete" && rule.seen !== undefined) {
+          throw stale(
+            key,
+            "it changed since this run read it; read it again, then delete",
+            "delete",
+          );
+        }
+        return "retry";
+      }
+      abortCheck("file", op, key, call.signal);
+      const made = this.#linkVersion(key, temp, seq);
+      if (op === "update") {
+        rename(temp, path);
+        placed();
+      } else {
+        // The delete's version is on disk before the head goes (see the top of this file).
+        if (this.#m.durable) await this.#flush(keyDir(this.#m.root, key));
+        remove(path);
+      }
+      return made ? "made" : "done";
+    });
+  }
+
+  // Stages `bytes`, then runs `step` under the key's lock (or the one the caller holds); the
+  // staged file is removed afterwards unless `step` said it placed it.
+  async #underLock<T>(
+    key: string,
+    bytes: Uint8Array,
+    call: Call,
+    held: HeldLock | undefined,
+    step: (temp: string, placed: () => void) => T | Promise<T>,
+  ): Promise<T> {
     const temp = await this.#m.stage(key, bytes);
     let placed = false;
-    let made = false;
     try {
       const lock = held ?? await this.#lock(key, call);
       try {
-        const now = this.#lookLocked(key, path, rule, seen);
-        if (!sameTip(seen.tip, now.tip)) {
-          // A revision-checked write that lost the race is stale; the others look again.
-          judge(key, rule, now);
-          if (rule.kind === "checked") {
-            throw stale(key, "it changed since this run read it; read it again, then update");
-          }
-          if (rule.kind === "delete" && rule.seen !== undefined) {
-            throw stale(
-              key,
-              "it changed since this run read it; read it again, then delete",
-              "delete",
-            );
-          }
-          return "retry";
-        }
-        abortCheck("file", op, key, call.signal);
-        made = this.#linkVersion(key, temp, seq);
-        if (op === "update") {
-          rename(temp, path);
-          placed = true;
-        } else {
-          // The delete's version is on disk before the head goes (see the top of this file).
-          if (this.#m.durable) await this.#flush(keyDir(this.#m.root, key));
-          remove(path);
-        }
+        return await step(temp, () => placed = true);
       } finally {
         if (held === undefined) release(lock);
       }
     } finally {
       if (!placed) removeQuietly(temp);
     }
-    return made ? "made" : "done";
   }
 
   // Records a head that has no version record (written with history off) as a version of its
@@ -336,24 +349,16 @@ export class VersionedWriter {
       tainted: false,
       prev: seen.tip.committed?.hash ?? GENESIS,
     }, head);
-    const temp = await this.#m.stage(key, bytes);
-    let placed = false;
-    let madeDirs = false;
-    try {
-      const lock = held ?? await this.#lock(key, call);
-      try {
-        const now = this.#lookLocked(key, path, { kind: "replace" }, seen);
-        if (!sameTip(seen.tip, now.tip)) return;
-        madeDirs = this.#linkVersion(key, temp, seq);
-        // The same entry bytes, now with their record: what the head holds does not change.
-        rename(temp, path);
-        placed = true;
-      } finally {
-        if (held === undefined) release(lock);
-      }
-    } finally {
-      if (!placed) removeQuietly(temp);
-    }
+    const madeDirs = await this.#underLock(key, bytes, call, held, (temp, placed) => {
+      const now = this.#lookLocked(key, path, { kind: "replace" }, seen);
+      if (!sameTip(seen.tip, now.tip)) return undefined;
+      const made = this.#linkVersion(key, temp, seq);
+      // The same entry bytes, now with their record: what the head holds does not change.
+      rename(temp, path);
+      placed();
+      return made;
+    });
+    if (madeDirs === undefined) return;
     await Promise.all([
       this.#flush(keyDir(this.#m.root, key)),
       this.#m.flushRoot(),

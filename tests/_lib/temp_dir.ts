@@ -23,3 +23,9 @@ export async function tempDir(prefix = "agentmem-test-"): Promise<TempDir> {
     },
   };
 }
+
+/** Runs `fn` in a fresh temp directory (`<prefix><random>`), removed afterwards whatever it does. */
+export async function inTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  await using tmp = await tempDir(prefix);
+  return await fn(tmp.path);
+}

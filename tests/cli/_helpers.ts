@@ -1,6 +1,7 @@
 // Runs cli.ts as a separate process, as an operator would, and captures its exit status and the
 // exact bytes of stdout and stderr.
 
+import assert from "node:assert/strict";
 import { MAX_CONTENT_BYTES } from "../../mod.ts";
 import { ROOT_CONFIG } from "../_lib/deno_child.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
@@ -39,6 +40,24 @@ export async function cli(cwd: string, args: string[], run: CliRun = {}): Promis
   });
   const { code, stdout, stderr, stdoutBytes } = await child.finished();
   return { code, stdout, stderr, stdoutBytes };
+}
+
+/** What a run must have printed (lines joined with "\n") and its exit code. */
+export interface CliExpected {
+  readonly code: number;
+  readonly stdout?: string | string[];
+  readonly stderr?: string | string[];
+}
+
+/** Asserts a run's exit code and, where given, the exact text of its stdout and stderr. */
+export function expectCli(r: CliResult, want: CliExpected): void {
+  for (const stream of ["stdout", "stderr"] as const) {
+    const text = want[stream];
+    if (text !== undefined) {
+      assert.equal(r[stream], typeof text === "string" ? text : text.join("\n"), stream);
+    }
+  }
+  assert.equal(r.code, want.code, `exit code; stderr:\n${r.stderr}`);
 }
 
 /** Every file name in `dir` with its bytes, for comparing a store before and after. */

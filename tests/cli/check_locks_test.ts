@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { cli } from "./_helpers.ts";
+import { cli, expectCli } from "./_helpers.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { liveLock } from "../file/_lock_fleet.ts";
 
@@ -23,18 +23,17 @@ Deno.test("cli check lists lock names that block a key (exit 1) and dead writers
   await Deno.writeTextFile(`${dir}/.c.lock`, "");
   // Read-only, so that opening sweeps nothing (a writable open removes dead writers' locks).
   const human = await cli(t.path, ["check", "--dir", "m", "--read-only"]);
-  assert.equal(human.stderr, "");
-  assert.equal(
-    human.stdout,
-    [
+  expectCli(human, {
+    code: 1,
+    stdout: [
       "file: 1 entry, 1 healthy, 0 problems, 2 locks to remove",
       '  ".a.lock": blocking lock: not a lock this library wrote (it is a FIFO); every write of the key fails until an operator removes it',
       '  ".b.lock": dead lock: left by a writer that died; the next write of the key removes it',
       '  ".c.lock": blocking lock: not a lock this library wrote (it is empty); every write of the key fails until an operator removes it',
       "",
-    ].join("\n"),
-  );
-  assert.equal(human.code, 1);
+    ],
+    stderr: "",
+  });
   const json = JSON.parse(
     (await cli(t.path, ["check", "--dir", "m", "--json", "--read-only"])).stdout,
   );

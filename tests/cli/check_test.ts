@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, type Store } from "../../mod.ts";
-import { cli, HOSTILE } from "./_helpers.ts";
+import { cli, expectCli, HOSTILE } from "./_helpers.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { entryOf } from "../_lib/memory_file.ts";
 
@@ -34,11 +34,9 @@ Deno.test("cli check reports every damaged or planted name list() hides, by name
   // What list() shows: the healthy ones and the valid header over a damaged body.
   assert.deepEqual((await store.list()).map((i) => i.key), ["a.ok", "bad-body", "z.ok"]);
   const human = await cli(t.path, ["check", "--dir", "m"]);
-  assert.equal(human.code, 1);
-  assert.equal(human.stderr, "");
-  assert.equal(
-    human.stdout,
-    [
+  expectCli(human, {
+    code: 1,
+    stdout: [
       "file: 8 entries, 2 healthy, 6 problems",
       '  "a-dir": not a memory file: it is a directory, not a memory file; the backend never follows or lists it',
       '  "a-link": not a memory file: it is a symbolic link, not a memory file; the backend never follows or lists it',
@@ -48,8 +46,9 @@ Deno.test("cli check reports every damaged or planted name list() hides, by name
       '  "evil\\u001b[2J.md": illegal name: the name is not a legal key: it contains "\\u001b"; a key is 1 to 200 characters from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without ".."',
       '  (1 other name ignored, never memories: "notes.txt")',
       "",
-    ].join("\n"),
-  );
+    ],
+    stderr: "",
+  });
   const json = await cli(t.path, ["check", "--dir", "m", "--json"]);
   assert.equal(json.code, 1);
   const report = JSON.parse(json.stdout);
@@ -83,17 +82,16 @@ Deno.test("cli export writes every readable entry past damaged ones, names each 
   const dir = `${t.path}/m`;
   await damagedStore(dir);
   const r = await cli(t.path, ["export", "--dir", "m"]);
-  assert.equal(r.code, 1);
-  assert.equal(
-    r.stdout,
-    [
+  expectCli(r, {
+    code: 1,
+    stdout: [
       '{"format":"agentmem-dump","version":1}',
       '{"key":"a.ok","description":"first","content":"1"}',
       '{"key":"z.ok","description":"last","content":"2"}',
       '{"format":"agentmem-dump","end":true,"records":2,"skipped":6}',
       "",
-    ].join("\n"),
-  );
+    ],
+  });
   const lines = r.stderr.trimEnd().split("\n");
   assert.equal(lines.length, 7);
   assert.equal(lines[3], 'agentmem: not exported: "bad-body": damaged: it is not valid UTF-8');

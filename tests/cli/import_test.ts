@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES, openFileStore } from "../../mod.ts";
-import { cli, snapshotDir } from "./_helpers.ts";
+import { cli, expectCli, snapshotDir } from "./_helpers.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 const ENC = new TextEncoder();
@@ -126,18 +126,17 @@ Deno.test("cli import reports conflicts key by key: unchanged, skipped, --overwr
 
   const before = await snapshotDir(dir);
   const dry = await cli(t.path, ["import", "--dry-run"], { stdin: dump });
-  assert.equal(dry.code, 1);
-  assert.equal(
-    dry.stdout,
-    [
+  expectCli(dry, {
+    code: 1,
+    stdout: [
       "unchanged same (identical)",
       "would create fresh",
       "skipped differs: it holds a different memory; --overwrite replaces it",
       "skipped damaged: the stored entry is damaged; --overwrite replaces it",
       "dry run, nothing written: would import: 1 to create, 0 to replace, 1 unchanged, 2 skipped",
       "",
-    ].join("\n"),
-  );
+    ],
+  });
   assert.deepEqual(await snapshotDir(dir), before);
 
   const plain = await cli(t.path, ["import", "--json"], { stdin: dump });

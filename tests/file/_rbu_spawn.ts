@@ -10,3 +10,16 @@ const WORKER = new URL("./_rbu_worker.ts", import.meta.url).pathname;
 export function rbuWorker(job: RbuJob, permissions: readonly string[] = ["--allow-all"]): Child {
   return spawnDeno(WORKER, [JSON.stringify(job)], { name: `rbu worker (${job.job})`, permissions });
 }
+
+const HOLDER = new URL("../../backends/file/_lock_holder.ts", import.meta.url).pathname;
+
+/**
+ * A process that takes the lock of `key` in `dir` and holds it until it is killed (its first
+ * record `locked` carries its token); with no key, one that prints its token and exits.
+ */
+export function lockHolder(dir?: string, key?: string): Child {
+  const args = dir === undefined || key === undefined
+    ? ["token"]
+    : ["hold", `${Deno.realPathSync(dir)}/.${key}.lock`, key];
+  return spawnDeno(HOLDER, args, { name: `lock holder (${args[0]})` });
+}

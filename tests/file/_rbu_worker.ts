@@ -9,15 +9,11 @@ import {
   Scope,
   StaleError,
 } from "../../mod.ts";
-import { acquire, lockPath } from "../../backends/file/lock.ts";
-import { selfToken } from "../../backends/file/process.ts";
 
 /** What a worker does. */
 export type RbuJob =
   | { job: "counter"; dir: string; key: string; n: number }
   | { job: "replace"; dir: string; key: string; n: number; id: string }
-  | { job: "hold"; dir: string; key: string }
-  | { job: "token" }
   | { job: "capacity"; dir: string; prefix: string; go: string; refusals: number }
   | { job: "readonly"; dir: string };
 
@@ -51,19 +47,6 @@ switch (job.job) {
     say({ t: "done" });
     break;
   }
-  case "hold": {
-    const dir = await Deno.realPath(job.dir);
-    await acquire(lockPath(dir, job.key), job.key);
-    say({ t: "locked", token: selfToken() });
-    // Held until the test kills this process: a timer keeps it alive (a bare pending promise
-    // would let it exit, and a dead process holds no lock).
-    setInterval(() => {}, 1 << 30);
-    await new Promise(() => {});
-    break;
-  }
-  case "token":
-    say({ t: "token", token: selfToken() });
-    break;
   case "capacity": {
     // Creates until the store refuses `refusals` times, starting together with the other
     // workers once the file `go` exists, so that they race at the limit.

@@ -27,13 +27,14 @@ async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
   await fn(root.path);
 }
 
-// One worker per process, each running `mode` on all of `contended` from one start signal.
-function contend(
-  group: WorkerGroup,
+// One worker per process, each running `mode` on all of `contended` from one start signal;
+// every attempt's record, once all have exited.
+async function contend(
   root: string,
   mode: "create" | "delete",
   contended: string[],
-): void {
+): Promise<Array<WorkerRecord & { worker: number }>> {
+  await using group = new WorkerGroup();
   for (let i = 0; i < PROCESSES; i++) {
     const job = {
       mode,
@@ -44,6 +45,11 @@ function contend(
     };
     group.spawn(job, [root]);
   }
+  await startTogether(group, root);
+  await group.succeeded();
+  const results = recordsOf(group, mode);
+  assert.equal(results.length, PROCESSES * contended.length, "every attempt reported");
+  return results;
 }
 
 function keys(prefix: string, n: number): string[] {
@@ -80,13 +86,7 @@ Deno.test(`create() across ${PROCESSES} processes has exactly one winner per key
     const dir = `${root}/store`;
     const contended = keys("c", 150);
     {
-      await using group = new WorkerGroup();
-      contend(group, root, "create", contended);
-      await startTogether(group, root);
-      await group.succeeded();
-
-      const results = recordsOf(group, "create");
-      assert.equal(results.length, PROCESSES * contended.length, "every attempt reported");
+      const results = await contend(root, "create", contended);
       const store = await openFileStore({ dir });
       for (const key of contended) {
         const attempts = results.filter((r) => r.key === key);
@@ -114,13 +114,7 @@ Deno.test(`delete() across ${PROCESSES} processes reports existed exactly once p
     const setup = await openFileStore({ dir, durable: false });
     for (const key of contended) await setup.create(key, "to be deleted", key);
     {
-      await using group = new WorkerGroup();
-      contend(group, root, "delete", contended);
-      await startTogether(group, root);
-      await group.succeeded();
-
-      const results = recordsOf(group, "delete");
-      assert.equal(results.length, PROCESSES * contended.length, "every attempt reported");
+      const results = await contend(root, "delete", contended);
       for (const key of contended) {
         const attempts = results.filter((r) => r.key === key);
         assert.ok(attempts.every((r) => r.error === undefined), JSON.stringify(attempts));

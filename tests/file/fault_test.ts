@@ -14,6 +14,7 @@ import {
   MAX_ENTRIES,
   openFileStore,
   serializeEntry,
+  type Store,
   UnavailableError,
 } from "../../mod.ts";
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
@@ -50,10 +51,17 @@ if (!CAN_BE_REFUSED) {
   );
 }
 
-async function withTempDir(fn: (root: string) => Promise<void>): Promise<void> {
+// Runs `fn` on a store in `<temp>/store` holding `seed` ([key, description, content] each).
+async function withStore(
+  seed: [string, string, string][],
+  fn: (root: string, dir: string, store: Store) => Promise<void>,
+): Promise<void> {
   await using root = await tempDir("agentmem-fault-");
   try {
-    await fn(root.path);
+    const dir = `${root.path}/store`;
+    const store = await openFileStore({ dir });
+    for (const [key, description, content] of seed) await store.create(key, description, content);
+    await fn(root.path, dir, store);
   } finally {
     // Give back every permission taken away, so that the tree can be removed.
     await restorePermissions(root.path);
@@ -102,11 +110,7 @@ Deno.test({
     "a read-only directory (chmod 0500): list() and read() work, writes fail with UnavailableError and change nothing",
   ...PERMISSION_TEST,
   fn: () =>
-    withTempDir(async (root) => {
-      const dir = `${root}/store`;
-      const store = await openFileStore({ dir });
-      await store.create("a", "first", "A");
-      await store.create("b", "second", "B");
+    withStore([["a", "first", "A"], ["b", "second", "B"]], async (root, dir) => {
       // A stale temp file the opening sweep would remove if it could.
       await Deno.writeTextFile(`${dir}/.a.0000000000000000.tmp`, "partial");
       const old = new Date(Date.now() - 3 * 3600_000);
@@ -148,11 +152,7 @@ Deno.test({
     "an unreadable entry (chmod 000): read() fails with UnavailableError, list() shows the others, update() replaces it",
   ...PERMISSION_TEST,
   fn: () =>
-    withTempDir(async (root) => {
-      const dir = `${root}/store`;
-      const store = await openFileStore({ dir });
-      await store.create("a", "first", "A");
-      await store.create("b", "second", "B");
+    withStore([["a", "first", "A"], ["b", "second", "B"]], async (root, dir) => {
       await Deno.chmod(`${dir}/b.md`, 0o000);
 
       const r = await runRefused(root, dir, [
@@ -183,10 +183,7 @@ Deno.test({
     "a directory without permissions (chmod 000): every call fails with a MemoryError naming no path",
   ...PERMISSION_TEST,
   fn: () =>
-    withTempDir(async (root) => {
-      const dir = `${root}/store`;
-      const store = await openFileStore({ dir });
-      await store.create("a", "first", "A");
+    withStore([["a", "first", "A"]], async (root, dir) => {
       await Deno.chmod(dir, 0o000);
 
       const r = await runRefused(root, root, [
@@ -215,10 +212,7 @@ Deno.test({
 });
 
 Deno.test("a call aborted after it started fails with UnavailableError, writes nothing and leaves no temp file", async () => {
-  await withTempDir(async (root) => {
-    const dir = `${root}/store`;
-    const store = await openFileStore({ dir });
-    await store.create("kept", "kept", "kept");
+  await withStore([["kept", "kept", "kept"]], async (_root, dir, store) => {
     // The store checks the signal before any I/O and again before it commits. Aborting right
     // after the call returns its promise lands between the two.
     for (
@@ -239,10 +233,7 @@ Deno.test("a call aborted after it started fails with UnavailableError, writes n
 });
 
 Deno.test("a store whose directory is removed fails with UnavailableError and works again once it is back", async () => {
-  await withTempDir(async (root) => {
-    const dir = `${root}/store`;
-    const store = await openFileStore({ dir });
-    await store.create("a", "first", "A");
+  await withStore([["a", "first", "A"]], async (_root, dir, store) => {
     await Deno.remove(dir, { recursive: true });
     await assert.rejects(store.list(), UnavailableError);
     await assert.rejects(store.create("b", "d", "c"), UnavailableError);
@@ -255,8 +246,7 @@ Deno.test("a store whose directory is removed fails with UnavailableError and wo
 });
 
 Deno.test("capacity counts only memory files: temp files, odd names, directories and symlinks do not count", async () => {
-  await withTempDir(async (root) => {
-    const dir = `${root}/store`;
+  await withStore([], async (root, dir) => {
     const store = await openFileStore({ dir, durable: false });
     for (let i = 0; i < 200; i++) {
       await Deno.writeTextFile(`${dir}/.k${i}.0123456789abcdef.tmp`, "partial");

@@ -13,7 +13,7 @@ import {
   registerBackend,
   type Store,
 } from "../../mod.ts";
-import { rbuWorker } from "./_rbu_spawn.ts";
+import { lockHolder, rbuWorker } from "./_rbu_spawn.ts";
 import { fileTest } from "./_fixture.ts";
 import { denoEnv, TEST_CONFIG } from "../_lib/deno_child.ts";
 import { spawnChild } from "../_lib/spawn.ts";
@@ -131,11 +131,11 @@ fileTest(
   async (dir) => {
     let dead: string;
     {
-      await using w = rbuWorker({ job: "token" });
+      await using w = lockHolder();
       dead = String((await w.waitFor("token")).token);
       await w.succeeded();
     }
-    await using live = rbuWorker({ job: "hold", dir, key: "held" });
+    await using live = lockHolder(dir, "held");
     const alive = String((await live.waitFor("locked")).token);
     const old = new Date(Date.now() - 3 * 3600_000);
     const plant = (name: string, mtime?: Date) => {

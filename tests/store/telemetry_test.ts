@@ -12,7 +12,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { memorySystemNote, memoryTools, openFileStore, openStore, type Tool } from "../../mod.ts";
 import { FakeStore, outage } from "../_lib/fake_store.ts";
-import { tempDir } from "../_lib/temp_dir.ts";
+import { inTempDir } from "../_lib/temp_dir.ts";
 
 const exporter = new InMemorySpanExporter();
 const contextManager = new AsyncLocalStorageContextManager().enable();
@@ -41,49 +41,45 @@ function attrs(span: ReadableSpan): Record<string, unknown> {
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
-Deno.test({
-  name: "a tool call makes a span, with the store calls it makes nested under it",
-  ...opts,
-  fn: async () => {
-    await using tmp = await tempDir("agentmem-otel-");
-    const dir = tmp.path;
-    const t = byName(memoryTools(await openFileStore({ dir })));
-    spans();
-    await t.memory_write!.run(
-      { key: "k", description: "d", content: "c" },
-      { toolCallId: "toolu_1" },
-    );
-    const [create, tool] = spans();
-    assert.equal(tool!.name, "execute_tool memory_write");
-    assert.deepEqual(attrs(tool!), {
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": "memory_write",
-      "gen_ai.tool.type": "function",
-      "gen_ai.tool.call.id": "toolu_1",
-      "memory.backend": "file",
-      "memory.operation": "memory_write",
-      "memory.key": "k",
-      "memory.outcome": "ok",
-    });
-    assert.equal(create!.name, "memory.create");
-    assert.deepEqual(attrs(create!), {
-      "memory.backend": "file",
-      "memory.operation": "create",
-      "memory.key": "k",
-      "memory.outcome": "ok",
-    });
-    assert.equal(parentOf(create!), tool!.spanContext().spanId);
-    assert.equal(create!.spanContext().traceId, tool!.spanContext().traceId);
-    assert.equal(tool!.instrumentationScope.name, "@agentmem/memory");
-  },
+// A test of telemetry in a fresh temp directory.
+function otelTest(name: string, fn: (dir: string) => Promise<void>): void {
+  Deno.test({ name, ...opts, fn: () => inTempDir("agentmem-otel-", fn) });
+}
+
+otelTest("a tool call makes a span, with the store calls it makes nested under it", async (dir) => {
+  const t = byName(memoryTools(await openFileStore({ dir })));
+  spans();
+  await t.memory_write!.run(
+    { key: "k", description: "d", content: "c" },
+    { toolCallId: "toolu_1" },
+  );
+  const [create, tool] = spans();
+  assert.equal(tool!.name, "execute_tool memory_write");
+  assert.deepEqual(attrs(tool!), {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "memory_write",
+    "gen_ai.tool.type": "function",
+    "gen_ai.tool.call.id": "toolu_1",
+    "memory.backend": "file",
+    "memory.operation": "memory_write",
+    "memory.key": "k",
+    "memory.outcome": "ok",
+  });
+  assert.equal(create!.name, "memory.create");
+  assert.deepEqual(attrs(create!), {
+    "memory.backend": "file",
+    "memory.operation": "create",
+    "memory.key": "k",
+    "memory.outcome": "ok",
+  });
+  assert.equal(parentOf(create!), tool!.spanContext().spanId);
+  assert.equal(create!.spanContext().traceId, tool!.spanContext().traceId);
+  assert.equal(tool!.instrumentationScope.name, "@agentmem/memory");
 });
 
-Deno.test({
-  name: "a refused write records the error code on the tool span and on the store spans",
-  ...opts,
-  fn: async () => {
-    await using tmp = await tempDir("agentmem-otel-");
-    const dir = tmp.path;
+otelTest(
+  "a refused write records the error code on the tool span and on the store spans",
+  async (dir) => {
     const t = byName(memoryTools(await openFileStore({ dir })));
     await t.memory_write!.run({ key: "k", description: "d", content: "c" });
     spans();
@@ -106,7 +102,7 @@ Deno.test({
       assert.equal(parentOf(child), tool.spanContext().spanId);
     }
   },
-});
+);
 
 Deno.test({
   name: "tool spans carry the outcome of every kind of call",

@@ -38,6 +38,28 @@ function thrown(fn: () => unknown): unknown {
   assert.fail("expected a throw");
 }
 
+/** What a refusal must be: its code, its key (`undefined` for none) and its message. */
+interface Refusal {
+  readonly code?: MemoryErrorCode;
+  readonly key?: string | undefined;
+  readonly message?: RegExp;
+}
+
+// What `fn` throws, checked to be a `type` with the code, key and message `want` gives.
+function refused<T extends MemoryError>(
+  fn: () => unknown,
+  type: abstract new (...args: never[]) => T,
+  want: Refusal,
+  what = "",
+): T {
+  const e = thrown(fn);
+  assert.ok(e instanceof type, `${what} threw ${e}`);
+  if ("code" in want) assert.equal(e.code, want.code, what);
+  if ("key" in want) assert.equal(e.key, want.key, what);
+  if (want.message !== undefined) assert.match(e.message, want.message, what);
+  return e;
+}
+
 function keyError(key: unknown): InvalidKeyError {
   const e = thrown(() => validateKey(key));
   assert.ok(e instanceof InvalidKeyError, `validateKey(${String(key)}) threw ${e}`);
@@ -247,14 +269,11 @@ Deno.test("normalizeDescription() counts the limit in code points after normaliz
   assert.equal(normalizeDescription("a" + " \n ".repeat(1000) + "b"), "a b");
   assert.equal(normalizeDescription("e\u0301".repeat(500)), "\u00e9".repeat(500));
   for (const raw of ["x".repeat(501), "\u{1F600}".repeat(501), "a ".repeat(250) + "b"]) {
-    const e = thrown(() => normalizeDescription(raw, "k"));
-    assert.ok(e instanceof InvalidDescriptionError);
-    assert.equal(e.code, "invalid_description");
-    assert.equal(e.key, "k");
-    assert.match(
-      e.message,
-      /^Invalid description of memory "k": it has 501 characters, over the limit of 500/,
-    );
+    refused(() => normalizeDescription(raw, "k"), InvalidDescriptionError, {
+      code: "invalid_description",
+      key: "k",
+      message: /^Invalid description of memory "k": it has 501 characters, over the limit of 500/,
+    });
   }
 });
 
@@ -272,15 +291,13 @@ Deno.test("normalizeDescription() refuses a control character, naming it", () =>
 
 Deno.test("normalizeDescription() refuses a lone surrogate and a value that is not a string", () => {
   for (const raw of ["\ud800", "a\udfffb", "\u{1F600}".slice(1)]) {
-    const e = thrown(() => normalizeDescription(raw));
-    assert.ok(e instanceof InvalidDescriptionError);
-    assert.match(e.message, /^Invalid description: it contains a lone surrogate/);
-    assert.equal(e.key, undefined);
+    refused(() => normalizeDescription(raw), InvalidDescriptionError, {
+      message: /^Invalid description: it contains a lone surrogate/,
+      key: undefined,
+    });
   }
   for (const raw of [undefined, null, 42, ["a"], { a: 1 }]) {
-    const e = thrown(() => normalizeDescription(raw));
-    assert.ok(e instanceof InvalidDescriptionError);
-    assert.match(e.message, /not a string/);
+    refused(() => normalizeDescription(raw), InvalidDescriptionError, { message: /not a string/ });
   }
 });
 
@@ -309,28 +326,24 @@ Deno.test("validateContent() refuses 65,537 UTF-8 bytes with TooLargeError", () 
     "\u4e2d".repeat(MAX_CONTENT_BYTES / 3 + 1),
   ];
   for (const body of bodies) {
-    const e = thrown(() => validateContent(body, "big"));
-    assert.ok(e instanceof TooLargeError);
-    assert.equal(e.code, "too_large");
-    assert.equal(e.key, "big");
-    assert.match(
-      e.message,
-      /^Content of memory "big" is too large: \d+ bytes of UTF-8, over the limit of 65536 bytes/,
-    );
+    refused(() => validateContent(body, "big"), TooLargeError, {
+      code: "too_large",
+      key: "big",
+      message:
+        /^Content of memory "big" is too large: \d+ bytes of UTF-8, over the limit of 65536 bytes/,
+    });
   }
 });
 
 Deno.test("validateContent() refuses a lone surrogate and a value that is not a string", () => {
   for (const body of ["\ud800", "a\udc00", "x".repeat(70_000) + "\ud800"]) {
-    const e = thrown(() => validateContent(body, "k"));
-    assert.ok(e instanceof InvalidContentError, `${e}`);
-    assert.equal(e.code, "invalid_content");
-    assert.match(e.message, /lone surrogate/);
+    refused(() => validateContent(body, "k"), InvalidContentError, {
+      code: "invalid_content",
+      message: /lone surrogate/,
+    });
   }
   for (const body of [undefined, null, 1, new Uint8Array(1)]) {
-    const e = thrown(() => validateContent(body));
-    assert.ok(e instanceof InvalidContentError);
-    assert.match(e.message, /not a string/);
+    refused(() => validateContent(body), InvalidContentError, { message: /not a string/ });
   }
 });
 
@@ -348,23 +361,22 @@ Deno.test("validateWrite() checks the key first, then the description, then the 
     thrown(() => validateWrite("k", "\u0000", "\ud800")) instanceof InvalidDescriptionError,
   );
   assert.ok(thrown(() => validateWrite("k", "ok", "\ud800")) instanceof InvalidContentError);
-  const e = thrown(() => validateWrite("k", "ok", "x".repeat(MAX_CONTENT_BYTES + 1)));
-  assert.ok(e instanceof TooLargeError);
-  assert.match(e.message, /memory "k"/);
+  refused(() => validateWrite("k", "ok", "x".repeat(MAX_CONTENT_BYTES + 1)), TooLargeError, {
+    message: /memory "k"/,
+  });
 });
 
 Deno.test("checkCapacity() refuses a create once the store holds MAX_ENTRIES", () => {
   checkCapacity(0);
   checkCapacity(MAX_ENTRIES - 1, "k");
   for (const count of [MAX_ENTRIES, MAX_ENTRIES + 5]) {
-    const e = thrown(() => checkCapacity(count, "k"));
-    assert.ok(e instanceof CapacityError);
-    assert.equal(e.code, "capacity");
-    assert.equal(e.key, "k");
-    assert.match(
-      e.message,
-      new RegExp(`Cannot create memory "k": the store holds ${count} memories, the limit is 1024`),
-    );
+    refused(() => checkCapacity(count, "k"), CapacityError, {
+      code: "capacity",
+      key: "k",
+      message: new RegExp(
+        `Cannot create memory "k": the store holds ${count} memories, the limit is 1024`,
+      ),
+    });
   }
   assert.match(
     (thrown(() => checkCapacity(MAX_ENTRIES)) as Error).message,

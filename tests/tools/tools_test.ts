@@ -27,6 +27,11 @@ async function withFileStore(fn: (store: Store, dir: string) => Promise<void>): 
 
 const NAME = { key: "user.name", description: "What the user wants to be called", content: "Sam" };
 
+// memory_write's arguments for a deliberate overwrite.
+function overwrite(key: string, description: string, content: string) {
+  return { key, description, content, overwrite: true };
+}
+
 Deno.test("memoryTools() returns the four tools in order, each with an empty ExposeSpec", () => {
   const tools = memoryTools(new FakeStore());
   assert.deepEqual(tools.map((t) => t.name), [
@@ -138,12 +143,7 @@ Deno.test("memory_write's extra read on exists does not authorize an overwrite",
   assert.deepEqual(store.calls.map((c) => c.op), ["create", "read"]);
   assert.equal(store.calls[1]!.opts?.scope ?? null, null);
   assert.equal(scope.size, 0);
-  const stale = await t.memory_write!.run({
-    key: "k",
-    description: "d",
-    content: "c",
-    overwrite: true,
-  });
+  const stale = await t.memory_write!.run(overwrite("k", "d", "c"));
   assert.equal(stale.isError, true);
   assert.equal(store.entries.get("k")!.content, "body");
 });
@@ -181,12 +181,7 @@ Deno.test("memory tools pass the run's scope to every store call, and a scope st
   assert.equal(store.calls.length, 5);
   for (const call of store.calls) assert.equal(call.opts?.scope, runA);
   // The other run never read "a": its overwrite is refused, though run A's succeeded.
-  const other = await b.memory_write!.run({
-    key: "a",
-    description: "x",
-    content: "x",
-    overwrite: true,
-  });
+  const other = await b.memory_write!.run(overwrite("a", "x", "x"));
   assert.equal(other.isError, true);
   assert.notEqual(store.calls.at(-1)!.opts?.scope, runA);
   assert.equal(store.entries.get("a")!.content, "a2");
@@ -197,12 +192,7 @@ Deno.test("memory tools with scope null authorize no overwrite", async () => {
   store.seed("a", "A", "a");
   const t = byName(memoryTools(store, { scope: null }));
   await t.memory_read!.run({ key: "a" });
-  const r = await t.memory_write!.run({
-    key: "a",
-    description: "A",
-    content: "b",
-    overwrite: true,
-  });
+  const r = await t.memory_write!.run(overwrite("a", "A", "b"));
   assert.equal(r.isError, true);
   assert.equal(store.calls[0]!.opts?.scope, null);
 });

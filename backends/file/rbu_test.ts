@@ -11,10 +11,10 @@ import {
   StaleError,
   UnavailableError,
 } from "../../mod.ts";
-import { acquire, lockPath, release } from "../../backends/file/lock.ts";
-import { rbuWorker } from "./_rbu_spawn.ts";
-import { fileTest } from "./_fixture.ts";
-import { HISTORY_DIR } from "../_lib/memory_file.ts";
+import { acquire, lockPath, release } from "./lock.ts";
+import { lockHolder, rbuWorker } from "../../tests/file/_rbu_spawn.ts";
+import { fileTest } from "../../tests/file/_fixture.ts";
+import { HISTORY_DIR } from "../../tests/_lib/memory_file.ts";
 
 fileTest(
   "readBeforeUpdate: 4 processes x 100 read-modify-write increments lose nothing, even with a lock holder SIGKILLed",
@@ -23,7 +23,7 @@ fileTest(
     await store.create("counter", "counter", "0");
     // A process takes the key's lock and is killed while holding it: the others must go on.
     {
-      await using holder = rbuWorker({ job: "hold", dir, key: "counter" });
+      await using holder = lockHolder(dir, "counter");
       await holder.waitFor("locked");
       holder.kill("SIGKILL");
     }
@@ -181,7 +181,7 @@ fileTest(
     const store = await openFileStore({ dir, readBeforeUpdate: true });
     await store.create(key, "long", "v1");
     {
-      await using holder = rbuWorker({ job: "hold", dir, key });
+      await using holder = lockHolder(dir, key);
       await holder.waitFor("locked");
       holder.kill("SIGKILL");
     }
