@@ -98,11 +98,21 @@ export class JetStreamBackend implements BackendOps {
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {
-    return this.#h.run("create", w.key, call, (d) => create(this.#h, w, call, d, encoded(w)));
+    return this.#h.run(
+      "create",
+      w.key,
+      call,
+      (d) => create(this.#h, { w, call, d, data: encoded(w) }),
+    );
   }
 
   update(w: ValidWrite, call: Call): Promise<void> {
-    return this.#h.run("update", w.key, call, (d) => update(this.#h, w, call, d, encoded(w)));
+    return this.#h.run(
+      "update",
+      w.key,
+      call,
+      (d) => update(this.#h, { w, call, d, data: encoded(w) }),
+    );
   }
 
   delete(key: string, call: Call): Promise<boolean> {
@@ -110,7 +120,7 @@ export class JetStreamBackend implements BackendOps {
     // authority over the key, whatever happens.
     const seen = call.scope?.revision(this.#h.ns, key);
     call.scope?.forget(this.#h.ns, key);
-    return this.#h.run("delete", key, call, (d) => deleteKey(this.#h, key, call, seen, d));
+    return this.#h.run("delete", key, call, (d) => deleteKey(this.#h, { key, call, seen, d }));
   }
 }
 

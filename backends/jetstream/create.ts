@@ -4,23 +4,17 @@
 // A full store refuses after one request when nothing changed since its last count.
 
 import { MAX_ENTRIES } from "../../store/limits.ts";
-import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
-import type { Call } from "../../store/_store.ts";
+import { checkCapacity } from "../../store/validate.ts";
 import type { Bound } from "./capacity.ts";
-import { type Deadline, exists, isWrongLastSequence } from "./errors.ts";
-import { churn, type Handle, type Latest, MAX_CAS_ATTEMPTS } from "./handle.ts";
+import { exists, isWrongLastSequence } from "./errors.ts";
+import { churn, type Handle, type Latest, MAX_CAS_ATTEMPTS, type WriteCall } from "./handle.ts";
 import { STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
 import { publish } from "./write.ts";
 
-/** Creates `w.key` with `data` (the serialized entry), refusing a key that holds a memory. */
-export async function create(
-  h: Handle,
-  w: ValidWrite,
-  call: Call,
-  d: Deadline,
-  data: Uint8Array,
-): Promise<void> {
-  if (h.keeper !== undefined) return await createVersion(h, w, call, d, data);
+/** Creates the write's key, refusing a key that holds a memory. */
+export async function create(h: Handle, x: WriteCall): Promise<void> {
+  const { w, call, d, data } = x;
+  if (h.keeper !== undefined) return await createVersion(h, x);
   const subject = h.subject(w.key);
   // With a bound from this store's last count or write: one publish that holds only if
   // nothing else was written to the stream since (see capacity.ts).
@@ -46,7 +40,7 @@ export async function create(
     if (latest?.live) throw exists(w.key);
     h.capacity.contended(true);
   }
-  const counted = await countForCreate(h, w.key, d, !tried);
+  const counted = await countForCreate(h, x, !tried);
   // Expect nothing under the key; when a delete marker is there, expect that marker.
   let expected = latest?.revision ?? 0;
   for (let attempt = 1;; attempt++) {
@@ -70,16 +64,11 @@ export async function create(
 // what the look found and, with a bound from this store's last count or write, against the
 // stream's last sequence (see capacity.ts). A key that holds nothing on its subject chains to
 // its history's newest version (a deleted key's delete); over a delete marker, to the marker.
-async function createVersion(
-  h: Handle,
-  w: ValidWrite,
-  call: Call,
-  d: Deadline,
-  data: Uint8Array,
-): Promise<void> {
+async function createVersion(h: Handle, x: WriteCall): Promise<void> {
+  const { w, call, d, data } = x;
   const keeper = h.keeper!;
   const bound = h.capacity.usable();
-  let counted = bound === undefined ? await countForCreate(h, w.key, d, true) : undefined;
+  let counted = bound === undefined ? await countForCreate(h, x, true) : undefined;
   for (let attempt = 1;; attempt++) {
     const [latest, moved] = await Promise.all([h.get(w.key), keeper.linkForCreate(w.key)]);
     if (latest?.live) throw exists(w.key);
@@ -99,14 +88,15 @@ async function createVersion(
     // Others wrote since the bound (or to the key since the look): count before trying again.
     if (counted === undefined) {
       h.capacity.contended(true);
-      counted = await countForCreate(h, w.key, d, true);
+      counted = await countForCreate(h, x, true);
     }
   }
 }
 
 // The count a create goes by: refuses a full store (one that holds `key` says "exists" when
 // `look` asks for it: that is the answer a caller can use).
-async function countForCreate(h: Handle, key: string, d: Deadline, look: boolean): Promise<Bound> {
+async function countForCreate(h: Handle, x: WriteCall, look: boolean): Promise<Bound> {
+  const [key, d] = [x.w.key, x.d];
   const known = h.capacity.current()?.seq;
   const counted = await h.count(d);
   // Nothing was written since this store's last write: next time a bound will do.

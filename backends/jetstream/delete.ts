@@ -4,28 +4,18 @@
 // listed subjects (keeper.ts); without, the marker stays (see MARKERS in scan.ts).
 
 import { StaleError } from "../../store/errors.ts";
-import type { Call } from "../../store/_store.ts";
 import { quote } from "../../store/_text.ts";
-import { type Deadline, isWrongLastSequence, PREFIX } from "./errors.ts";
-import { churn, type Handle, MAX_CAS_ATTEMPTS, type Written } from "./handle.ts";
+import { isWrongLastSequence, PREFIX } from "./errors.ts";
+import { churn, type DeleteCall, type Handle, MAX_CAS_ATTEMPTS, type Written } from "./handle.ts";
 import type { Link } from "./provenance.ts";
 import { publishDelete } from "./write.ts";
 
 const EMPTY = new Uint8Array(0);
 
-/**
- * Deletes `key`; `false` when it held nothing. `seen` is the revision this run read or wrote,
- * taken from the call's scope before the call (the run loses its authority over the key,
- * whatever happens).
- */
-export async function deleteKey(
-  h: Handle,
-  key: string,
-  call: Call,
-  seen: number | undefined,
-  d: Deadline,
-): Promise<boolean> {
-  if (call.checked) return await checkedDelete(h, key, call, seen, d);
+/** Deletes `x.key`; `false` when it held nothing. */
+export async function deleteKey(h: Handle, x: DeleteCall): Promise<boolean> {
+  const { key, call, seen, d } = x;
+  if (call.checked) return await checkedDelete(h, x);
   for (let attempt = 1;; attempt++) {
     const before = h.capacity.current();
     // A revision this run saw can stand in for a look at the key.
@@ -63,13 +53,8 @@ export async function deleteKey(
 }
 
 // A delete that writes its marker only at the revision this run read or wrote (see Call).
-async function checkedDelete(
-  h: Handle,
-  key: string,
-  call: Call,
-  seen: number | undefined,
-  d: Deadline,
-): Promise<boolean> {
+async function checkedDelete(h: Handle, x: DeleteCall): Promise<boolean> {
+  const { key, call, seen, d } = x;
   const refused = (why: string) =>
     new StaleError(`${PREFIX} Cannot delete memory ${quote(key)}: ${why}`, { key });
   if (seen === undefined || seen <= 0) {

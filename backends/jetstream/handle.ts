@@ -7,6 +7,7 @@ import type { StreamInfo } from "@nats-io/jetstream";
 import type { MsgHdrs } from "@nats-io/nats-core";
 import { MemoryError, StaleError, UnavailableError } from "../../store/errors.ts";
 import type { Call } from "../../store/_store.ts";
+import type { ValidWrite } from "../../store/validate.ts";
 import { quote } from "../../store/_text.ts";
 import { type Bound, CapacityBound } from "./capacity.ts";
 import {
@@ -64,6 +65,27 @@ export interface Latest {
   readonly revision: number;
   /** The version's hash, when the message has a record. */
   readonly link: Link | undefined;
+}
+
+/** A create or update as its write path gets it. */
+export interface WriteCall {
+  readonly w: ValidWrite;
+  readonly call: Call;
+  readonly d: Deadline;
+  /** The entry, serialized. */
+  readonly data: Uint8Array;
+}
+
+/** A delete as its write path gets it. */
+export interface DeleteCall {
+  readonly key: string;
+  readonly call: Call;
+  /**
+   * The revision this run read or wrote, taken from the call's scope before the call (the run
+   * loses its authority over the key, whatever happens).
+   */
+  readonly seen: number | undefined;
+  readonly d: Deadline;
 }
 
 /** A write's version headers and record (both undefined with history off). */

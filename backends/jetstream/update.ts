@@ -3,23 +3,24 @@
 // nothing. With history each write chains to the version it replaced.
 
 import { StaleError } from "../../store/errors.ts";
-import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
-import type { Call } from "../../store/_store.ts";
+import { checkCapacity } from "../../store/validate.ts";
 import { quote } from "../../store/_text.ts";
-import { type Deadline, isWrongLastSequence, PREFIX } from "./errors.ts";
-import { churn, type Handle, MAX_CAS_ATTEMPTS, stale, type Written } from "./handle.ts";
+import { isWrongLastSequence, PREFIX } from "./errors.ts";
+import {
+  churn,
+  type Handle,
+  MAX_CAS_ATTEMPTS,
+  stale,
+  type WriteCall,
+  type Written,
+} from "./handle.ts";
 import { publish } from "./write.ts";
 
-/** Updates `w.key` to `data` (the serialized entry). */
-export async function update(
-  h: Handle,
-  w: ValidWrite,
-  call: Call,
-  d: Deadline,
-  data: Uint8Array,
-): Promise<void> {
+/** Updates the write's key. */
+export async function update(h: Handle, x: WriteCall): Promise<void> {
+  const { w, call, d, data } = x;
   const before = h.capacity.current();
-  if (!h.c.readBeforeUpdate && !call.checked) return await replace(h, w, call, d, data);
+  if (!h.c.readBeforeUpdate && !call.checked) return await replace(h, x);
   const seen = call.scope?.revision(h.ns, w.key);
   if (seen === undefined || seen <= 0) {
     throw new StaleError(
@@ -50,13 +51,8 @@ export async function update(
 // update() with readBeforeUpdate off: like the file backend, replace, or create (which counts
 // against capacity). With history, revision-checked against the key's newest message, so each
 // version chains to the one it replaced; a race re-reads and writes again.
-async function replace(
-  h: Handle,
-  w: ValidWrite,
-  call: Call,
-  d: Deadline,
-  data: Uint8Array,
-): Promise<void> {
+async function replace(h: Handle, x: WriteCall): Promise<void> {
+  const { w, call, d, data } = x;
   for (let attempt = 1;; attempt++) {
     const latest = await h.get(w.key);
     let from = h.capacity.current();
