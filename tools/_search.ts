@@ -5,7 +5,9 @@
 // milliseconds of scoring next to the reads; see bench/search.ts).
 //
 // A query is split into words (letters and digits; case and Unicode compatibility forms folded);
-// a word matches where a word of the text starts with it, so "pref" finds "preferences". Each
+// a word matches where a word of the text starts with it, so "pref" finds "preferences" (keys and
+// descriptions are folded the same way; bodies, too long to fold at each search, are matched
+// case-insensitively as they stand). Each
 // field's matches count as in BM25 (term frequency saturated by k1, normalized by the field's
 // length against the average), weighted key 3, description 2, body 1, and summed over the query's
 // words by their rarity (idf). A memory that matches more of the query's words ranks higher.
@@ -58,13 +60,21 @@ function fold(text: string): string {
 /** The memories that match `terms`, best first (equal scores in key order). */
 export function rank(docs: readonly SearchDoc[], terms: readonly string[]): Ranked {
   if (terms.length === 0 || docs.length === 0) return { hits: [], rarestFirst: terms };
-  // The body is folded without NFKC: normalizing megabytes costs more than the rest of a search.
-  const fields = docs.map((d) => [fold(d.key), fold(d.description), d.content.toLowerCase()]);
+  // The body is not folded at all: normalizing or lower-casing megabytes costs more than the rest
+  // of a search. Its words are matched case-insensitively as they stand.
+  const fields = docs.map((d) => [fold(d.key), fold(d.description), d.content]);
   const avg = [0, 1, 2].map((f) =>
     Math.max(1, fields.reduce((n, fs) => n + fs[f]!.length, 0) / fields.length)
   );
+  const anyCase = terms.map((t) => new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu"));
   // counts[doc][term][field]
-  const counts = fields.map((fs) => terms.map((t) => fs.map((text) => countWordStarts(text, t))));
+  const counts = fields.map(([key, description, body]) =>
+    terms.map((t, i) => [
+      countWordStarts(key!, t),
+      countWordStarts(description!, t),
+      countWordStartsAnyCase(body!, anyCase[i]!),
+    ])
+  );
   const df = terms.map((_, t) => counts.filter((c) => c[t]!.some((n) => n > 0)).length);
   const idf = df.map((n) => Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)));
   const hits: SearchHit[] = [];
@@ -113,6 +123,16 @@ function countWordStarts(text: string, term: string): number {
   let n = 0;
   for (let i = text.indexOf(term); i >= 0 && n < MAX_COUNTED; i = text.indexOf(term, i + 1)) {
     if (i === 0 || !isWordChar(text, i - 1)) n++;
+  }
+  return n;
+}
+
+// The same, matching `term` (a global, case-insensitive pattern) in text of any case.
+function countWordStartsAnyCase(text: string, term: RegExp): number {
+  let n = 0;
+  term.lastIndex = 0;
+  for (let m = term.exec(text); m !== null && n < MAX_COUNTED; m = term.exec(text)) {
+    if (m.index === 0 || !isWordChar(text, m.index - 1)) n++;
   }
   return n;
 }

@@ -79,7 +79,11 @@ function auditLock(dir: string, name: string): AuditLock | undefined {
         name,
         key,
         state: "dead",
-        reason: "left by a writer that died; the next write of the key removes it",
+        reason: `${
+          seen.content.replaceAll("\0", "") === ""
+            ? "left without content by a power cut"
+            : "left by a writer that died"
+        }; the next write of the key removes it`,
       };
     case "unknown":
       return {

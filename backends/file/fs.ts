@@ -270,9 +270,11 @@ export function deviceOf(path: string): number | undefined {
 }
 
 /** An open regular file's device, inode and size; `undefined` when `fd` is not a regular file. */
-export function regularFileOf(fd: number): (FileId & { readonly size: number }) | undefined {
+export function regularFileOf(
+  fd: number,
+): (FileId & { readonly size: number; readonly mtimeMs: number }) | undefined {
   const st = fs.fstatSync(fd);
-  return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size } : undefined;
+  return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } : undefined;
 }
 
 /** What `path` is, in words, without following it (`null`: nothing; "file": a regular file). */

@@ -32,11 +32,16 @@
 //   remove the dead lock, and it removes it only while the name still holds that very file (inode
 //   and content). The break-lock is taken by the same rules, so a breaker killed mid-break is
 //   broken in turn.
-// - Anything else under a lock name (a directory, symlink, FIFO, socket or device, a file that is
-//   empty or does not hold a token, which includes locks written by versions before this scheme)
-//   was not written by this library: it is opened only as entries are (never followed, never
-//   blocked on), and refused at once with `UnavailableError` naming the key and the file to
-//   remove. The operator's audit lists it (audit.ts).
+// - A lock file without content (empty, or only NUL bytes) is what a power cut leaves when the
+//   lock's name reached the disk and its content did not (the lock is never flushed: a cut ends
+//   every holder anyway). This scheme's holder never has such a lock, and a version before it
+//   (which made the file, then wrote its token) filled its own within microseconds; so one that
+//   has been without content for EMPTY_GRACE_MS is broken like a dead holder's, and a younger
+//   one is waited for. A modification time in the future does not make it younger.
+// - Anything else under a lock name (a directory, symlink, FIFO, socket or device, a file that
+//   does not hold a token) was not written by this library: it is opened only as entries are
+//   (never followed, never blocked on), and refused at once with `UnavailableError` naming the
+//   key and the file to remove. The operator's audit lists it (audit.ts).
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../../store/errors.ts";
@@ -60,6 +65,8 @@ import { TEMP_SUFFIX } from "./names.ts";
 
 /** How long a writer waits for a lock held by a live (or unjudgeable) process before giving up. */
 export const LOCK_WAIT_MS = 10_000;
+/** How long a lock file may be without content before it is taken for a power cut's leftover. */
+export const EMPTY_GRACE_MS = 1_000;
 // A break-lock of a break-lock ...: each level needs another process killed mid-break.
 const MAX_DEPTH = 3;
 /** No lock this library writes is longer: `<10>-<20>-<8> <12> k`. */
@@ -211,9 +218,16 @@ export function inspect(path: string): LockState {
     if (file.size > MAX_LOCK_BYTES) return { state: "foreign", what: "it holds more than a lock" };
     const n = readAll(fd, READ_BUF);
     const content = n > MAX_LOCK_BYTES ? "" : DECODER.decode(READ_BUF.subarray(0, n));
+    if (n <= MAX_LOCK_BYTES && READ_BUF.subarray(0, n).every((b) => b === 0)) {
+      // Without content: a power cut's leftover once it has aged (see the top of this file).
+      const age = Date.now() - file.mtimeMs;
+      return age > EMPTY_GRACE_MS || age < -EMPTY_GRACE_MS
+        ? { state: "dead", content, file }
+        : { state: "held", content };
+    }
     const m = LOCK_CONTENT.exec(content);
     if (m === null) {
-      return { state: "foreign", what: n === 0 ? "it is empty" : "it does not hold a lock token" };
+      return { state: "foreign", what: "it does not hold a lock token" };
     }
     const [, token, kind] = m as unknown as [string, string, string];
     if (kind === "k") {

@@ -5,7 +5,7 @@
 // (_lock_holder.ts), on Deno, Node and Bun.
 
 import assert from "node:assert/strict";
-import { acquire, inspect, lockPath, type LockState, release } from "./lock.ts";
+import { acquire, EMPTY_GRACE_MS, inspect, lockPath, type LockState, release } from "./lock.ts";
 import { selfToken } from "./process.ts";
 import { denoEnv, denoRunArgs } from "../../tests/_lib/deno_child.ts";
 import { findRuntime, installHint, RUNTIMES } from "../../tests/runtimes/_runtimes.ts";
@@ -33,7 +33,6 @@ test("inspect() calls anything the library did not write foreign, saying what it
       ["FIFO", () => run("mkfifo", path), "it is a FIFO"],
       ["symlink", () => Deno.symlink("/dev/zero", path), "it is a symbolic link"],
       ["directory", () => Deno.mkdir(path), "it is a directory"],
-      ["empty", () => Deno.writeTextFile(path, ""), "it is empty"],
       ["garbage", () => Deno.writeTextFile(path, "hello"), "it does not hold a lock token"],
       ["too long", () => Deno.writeTextFile(path, "x".repeat(65)), "it holds more than a lock"],
       // A lock as versions before the linked scheme wrote it: a token and a nonce, no kind.
@@ -49,6 +48,26 @@ test("inspect() calls anything the library did not write foreign, saying what it
       await Deno.remove(path);
     }
     assert.deepEqual(inspect(path), { state: "gone" });
+  }));
+
+test("inspect() waits on a lock without content while it is young and calls it dead once aged", () =>
+  withDir(async (dir) => {
+    const path = `${dir}/.k.lock`;
+    const at = (ms: number) => new Date(Date.now() + ms);
+    const cases: Array<[string, Uint8Array, Date | undefined, LockState["state"]]> = [
+      ["empty, new", new Uint8Array(0), undefined, "held"],
+      ["NUL bytes, new", new Uint8Array(40), undefined, "held"],
+      ["empty, aged", new Uint8Array(0), at(-2 * EMPTY_GRACE_MS), "dead"],
+      ["NUL bytes, aged", new Uint8Array(40), at(-2 * EMPTY_GRACE_MS), "dead"],
+      ["empty, from the future", new Uint8Array(0), at(2 * EMPTY_GRACE_MS), "dead"],
+      ["one byte, aged", new Uint8Array([0x20]), at(-2 * EMPTY_GRACE_MS), "foreign"],
+    ];
+    for (const [what, bytes, mtime, expected] of cases) {
+      await Deno.writeFile(path, bytes);
+      if (mtime !== undefined) await Deno.utime(path, mtime, mtime);
+      assert.equal(inspect(path).state, expected, what);
+      await Deno.remove(path);
+    }
   }));
 
 test("a wait for a held lock ends as soon as its signal aborts, and takes nothing", () =>

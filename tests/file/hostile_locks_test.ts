@@ -1,7 +1,8 @@
 // Whatever is planted under a key's lock name (`.<key>.lock`), a revision-checked update and a
 // delete of that key answer at once and stay small: a lock this library did not write is refused
 // with UnavailableError naming the key and the file to remove (and the audit lists it), a lock
-// naming a live process that does not hold it is taken over. Each call runs in a separate process
+// naming a live process that does not hold it is taken over, and so is one without content (what a
+// power cut leaves) once it has been so for a second. Each call runs in a separate process
 // watched from here, so a call that hangs or grows is killed and fails the test instead of
 // freezing it (or, with a symlink to /dev/zero, eating the machine's memory).
 
@@ -11,6 +12,9 @@ import { denoRunner, liveLock, startGroup } from "./_lock_fleet.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
 import type { ChildRecord } from "../_lib/spawn.ts";
 import { fileTest } from "./_fixture.ts";
+
+// The grace a lock without content gets (backends/file/lock.ts EMPTY_GRACE_MS).
+const EMPTY_GRACE_MS = 1_000;
 
 const ANSWER_MS = 3000;
 const KILL_AFTER_MS = 8000;
@@ -69,7 +73,6 @@ const REFUSED: ReadonlyArray<readonly [string, Plant]> = [
     assert.ok(out.success);
   }],
   ["garbage", (lock) => Deno.writeTextFile(lock, "not a lock\n")],
-  ["an empty file", (lock) => Deno.writeTextFile(lock, "")],
   ["garbage with a modification time in the future", async (lock) => {
     await Deno.writeTextFile(lock, "x");
     const later = new Date(Date.now() + 365 * 86_400_000);
@@ -109,6 +112,61 @@ for (const [what, plant] of REFUSED) {
     },
   );
 }
+
+const AGED = new Date(Date.now() - 3_600_000);
+const BLANK: ReadonlyArray<readonly [string, Plant]> = [
+  ["an empty file an hour old", async (lock) => {
+    await Deno.writeTextFile(lock, "");
+    await Deno.utime(lock, AGED, AGED);
+  }],
+  ["NUL bytes an hour old (a size that reached the disk without its data)", async (lock) => {
+    await Deno.writeFile(lock, new Uint8Array(60));
+    await Deno.utime(lock, AGED, AGED);
+  }],
+  ["an empty file with a modification time in the future", async (lock) => {
+    await Deno.writeTextFile(lock, "");
+    const later = new Date(Date.now() + 365 * 86_400_000);
+    await Deno.utime(lock, later, later);
+  }],
+];
+
+for (const [what, plant] of BLANK) {
+  fileTest(
+    `a lock name holding ${what} (what a power cut leaves) is broken at once and audited as dead`,
+    async (root) => {
+      const dir = `${root}/m`;
+      const store = await openFileStore({ dir, readBeforeUpdate: true });
+      await store.create("k", "d", "v1");
+      await plant(`${dir}/.k.lock`, dir);
+      const audit = await auditStore(store);
+      assert.deepEqual(audit.locks?.map((l) => [l.name, l.key, l.state]), [[
+        ".k.lock",
+        "k",
+        "dead",
+      ]]);
+      const r = await once({ job: "once", dir, key: "k", op: "update", timeoutMs: ANSWER_MS });
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.ok(Number(r.ms) < 1000, `the update answered after ${r.ms} ms`);
+      assert.deepEqual((await auditStore(store)).locks, []);
+    },
+  );
+}
+
+fileTest(
+  "a lock file without content is waited for while it is young (a writer of an older version fills its lock just after making it), then broken",
+  async (root) => {
+    const dir = `${root}/m`;
+    const store = await openFileStore({ dir, readBeforeUpdate: true });
+    await store.create("k", "d", "v1");
+    const lock = `${dir}/.k.lock`;
+    await Deno.writeTextFile(lock, "");
+    const made = (await Deno.stat(lock)).mtime!.getTime();
+    await store.delete("k");
+    // The delete broke the lock only once it had been empty for the grace period.
+    assert.ok(Date.now() - made >= EMPTY_GRACE_MS, `broken after ${Date.now() - made} ms`);
+    assert.equal(await store.delete("k"), false);
+  },
+);
 
 fileTest(
   "a lock name holding a FIFO is never opened: a writer blocked on it stays blocked",
