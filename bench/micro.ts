@@ -53,13 +53,13 @@ export async function runMicro(o: Context) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
     if (backend === "jetstream") {
       rows.push(
-        ...await jetstreamHistorySections(o),
+        ...await historySections(o, backend),
         await deletedSection(o),
         await fullSection(o),
       );
       continue;
     }
-    rows.push(await rbuSection(o), ...await historySections(o), await searchSection(o));
+    rows.push(await rbuSection(o), ...await historySections(o, backend), await searchSection(o));
     const [inflight, note] = await inflightSection(o);
     rows.push(...inflight);
     if (note !== undefined) notes.push(note);
@@ -116,12 +116,24 @@ async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
     if (await p.library.create(k)) throw new Error(`create of ${k} succeeded over an entry`);
   };
   await time(keys.slice(0, 10), { read: p.library.read }); // warm-up
+  return refusalRow(o, "exists", backend, () => keys, exists, p.library.read);
+}
+
+// A refused create (`refused`) against a read, over the keys `keys(trial)` gives.
+async function refusalRow(
+  o: Context,
+  section: string,
+  backend: Backend,
+  keys: (trial: number) => string[],
+  refused: (key: string) => Promise<unknown>,
+  read: (key: string) => Promise<unknown>,
+): Promise<MicroRow> {
   const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const { read, exists: create } = await time(keys, { read: p.library.read, exists }, false);
-    trials.push({ "create (exists)": create as number, read: read as number });
+    const { read: r, refused: c } = await time(keys(t), { read, refused }, false);
+    trials.push({ [`create (${section})`]: c as number, read: r as number });
   }
-  return row("exists", backend, trials, "create (exists)", "read");
+  return row(section, backend, trials, `create (${section})`, "read");
 }
 
 async function capacitySection(o: Context, backend: Backend): Promise<MicroRow> {
@@ -160,79 +172,40 @@ async function rbuSection(o: Context): Promise<MicroRow> {
   return row("rbu", "file", trials, RBU, "raw update");
 }
 
-// An update with history against one without (both durable); list() of entries with 20 versions
-// each against a store that keeps none; history(key) of 64 versions against a read.
-async function historySections(o: Context): Promise<MicroRow[]> {
+// What history costs: an update with it against one without (both durable), list() of entries
+// with 20 versions each against entries with none, and history(key) of 64 versions against a
+// read. On jetstream the bucket with history is one `bucket init` makes and the one without a
+// NATS KV bucket of one message per key; its listing compares two buckets with history, the
+// versions against keys written once.
+async function historySections(o: Context, backend: Backend): Promise<MicroRow[]> {
+  const js = backend === "jetstream";
   const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
   const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
   const opened = async (history: boolean, keys: string[], durable = true) => {
-    const location = await o.locations.fresh("file");
-    const store = await openFileStore({ dir: location.dir as string, history, durable });
-    for (const k of keys) await store.create(k, "with a history", ENTRIES.createContent);
-    return { s: store, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
-  };
-  const update = (s: Store, v: number) => (k: string) => s.update(k, "with a history", `${v}${k}`);
-  const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
-  for (let t = 0; t < o.trials; t++) {
-    const keys = keysOf("h", o.quick ? 16 : 64);
-    await using on = await opened(true, keys);
-    await using off = await opened(false, keys);
-    trials.update.push(
-      await time(keys, { "history on": update(on.s, t), "history off": update(off.s, t) }),
-    );
-    // Set-up without fsyncs: listing reads the same files either way.
-    await using kept = await opened(true, listed, false);
-    await using none = await opened(false, listed, false);
-    for (let v = 1; v < versions; v++) for (const k of listed) await update(kept.s, v)(k);
-    const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
-    trials.list.push(await time(reps, lists));
-    for (let v = versions; v < 64; v++) await update(kept.s, v)("l0");
-    const calls = { "history(key)": () => history(kept.s, "l0"), read: () => kept.s.read("l0") };
-    trials.read.push(await time(reps, calls));
-  }
-  return [
-    row("history update", "file", trials.update, "history on", "history off"),
-    row("history list", "file", trials.list, `${versions} versions`, "none"),
-    row("history read", "file", trials.read, "history(key)", "read"),
-  ];
-}
-
-// The same on jetstream: an update in a bucket made by `bucket init` (history on) against one in a
-// NATS KV bucket of one message per key (history off, as before history), both file storage;
-// list() of entries with 20 versions each against entries written once; history(key) of 64
-// versions against a read.
-async function jetstreamHistorySections(o: Context): Promise<MicroRow[]> {
-  const nc = o.nc as NatsConnection;
-  const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
-  const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
-  const opened = async (history: boolean, keys: string[]) => {
-    const location = await o.locations.fresh("jetstream", history);
-    const bucket = location.bucket as string;
-    const store = await openJetStreamStore({ bucket, prefix: "", history }, { nc });
+    const location = await o.locations.fresh(backend, history);
+    const s = js
+      ? await openJetStreamStore({ bucket: location.bucket as string, prefix: "", history }, {
+        nc: o.nc as NatsConnection,
+      })
+      : await openFileStore({ dir: location.dir as string, history, durable });
     const scope = new Scope();
-    for (let i = 0; i < keys.length; i += 32) {
-      await Promise.all(keys.slice(i, i + 32).map((k) => store.create(k, "h", "v0", { scope })));
-    }
-    return { s: store, scope, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
+    await inBatches(keys, (k) => s.create(k, "with a history", ENTRIES.createContent, { scope }));
+    return { s, scope, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
   };
   const update = (h: { s: Store; scope: Scope }, v: number) => (k: string) =>
     h.s.update(k, "with a history", `${v}${k}`, { scope: h.scope });
   const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
   for (let t = 0; t < o.trials; t++) {
-    const keys = keysOf("h", o.quick ? 64 : 256);
+    const keys = keysOf("h", (o.quick ? 16 : 64) * (js ? 4 : 1));
     await using on = await opened(true, keys);
     await using off = await opened(false, keys);
     trials.update.push(
       await time(keys, { "history on": update(on, t), "history off": update(off, t) }),
     );
-    // Both with history: what the versions cost a listing (none: each key written once).
-    await using kept = await opened(true, listed);
-    await using none = await opened(true, listed);
-    for (let v = 1; v < versions; v++) {
-      for (let i = 0; i < listed.length; i += 32) {
-        await Promise.all(listed.slice(i, i + 32).map(update(kept, v)));
-      }
-    }
+    // Set-up without fsyncs on the file backend: listing reads the same files either way.
+    await using kept = await opened(true, listed, false);
+    await using none = await opened(js, listed, false);
+    for (let v = 1; v < versions; v++) await inBatches(listed, update(kept, v));
     const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
     trials.list.push(await time(reps, lists));
     for (let v = versions; v < 64; v++) await update(kept, v)("l0");
@@ -240,10 +213,15 @@ async function jetstreamHistorySections(o: Context): Promise<MicroRow[]> {
     trials.read.push(await time(reps, calls));
   }
   return [
-    row("history update", "jetstream", trials.update, "history on", "history off"),
-    row("history list", "jetstream", trials.list, `${versions} versions`, "none"),
-    row("history read", "jetstream", trials.read, "history(key)", "read"),
+    row("history update", backend, trials.update, "history on", "history off"),
+    row("history list", backend, trials.list, `${versions} versions`, "none"),
+    row("history read", backend, trials.read, "history(key)", "read"),
   ];
+}
+
+// `fn` on every key, 32 at a time.
+async function inBatches(keys: string[], fn: (key: string) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < keys.length; i += 32) await Promise.all(keys.slice(i, i + 32).map(fn));
 }
 
 // list() of a prefix whose 3,000 deleted keys are still inside their retention (their versions in
@@ -280,7 +258,6 @@ async function deletedSection(o: Context): Promise<MicroRow> {
 // A create a full jetstream store refuses (1,024 entries, nothing written since its last count)
 // against a read (issue 22: it used to cost a full count, some 60 reads).
 async function fullSection(o: Context): Promise<MicroRow> {
-  const trials: Trial[] = [];
   await using location = await o.locations.fresh("jetstream");
   await seed(location, keysOf("f", 1024), ENTRIES.createContent, o.nc);
   const store = await openStore(location, o.nc);
@@ -290,12 +267,8 @@ async function fullSection(o: Context): Promise<MicroRow> {
       (e) => e instanceof CapacityError ? undefined : Promise.reject(e),
     );
   await refused("warm-up");
-  for (let t = 0; t < o.trials; t++) {
-    const keys = keysOf(`r${t}-`, o.quick ? 20 : 100);
-    const { read, refused: r } = await time(keys, { read: () => store.read("f0"), refused });
-    trials.push({ "create (full)": r as number, read: read as number });
-  }
-  return row("full create", "jetstream", trials, "create (full)", "read");
+  const keys = (t: number) => keysOf(`r${t}-`, o.quick ? 20 : 100);
+  return refusalRow(o, "full", "jetstream", keys, refused, () => store.read("f0"));
 }
 
 // memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as

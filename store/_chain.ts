@@ -20,6 +20,13 @@ export interface ChainFields {
   readonly tainted: boolean;
 }
 
+/** The operations a version records. */
+export const CHAIN_OPS: ReadonlySet<string> = new Set(["create", "update", "delete"]);
+/** A legal `via` (what made the call): 1 to 64 characters of `A-Z a-z 0-9 . _ : @ = -`. */
+export const VIA_PATTERN = /^[A-Za-z0-9._:@=-]{1,64}$/;
+/** A legal `callId`: 1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`. */
+export const CALL_ID_PATTERN = /^[A-Za-z0-9._:@=-]{1,256}$/;
+
 const HEX = /^[0-9a-f]{64}$/;
 const ENCODER = new TextEncoder();
 

@@ -8,7 +8,15 @@
 //   ---\n
 //   description: ...
 
-import { type ChainFields, chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
+import {
+  CALL_ID_PATTERN,
+  CHAIN_OPS,
+  type ChainFields,
+  chainHash,
+  GENESIS,
+  isChainHash,
+  VIA_PATTERN,
+} from "../../store/_chain.ts";
 import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Version } from "../../store/history.ts";
 
@@ -18,9 +26,6 @@ const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 /** The most bytes a record line can take (ids at their limits fit in well under half). */
 export const MAX_RECORD_BYTES = 2048;
-const OPS = new Set(["create", "update", "delete"]);
-const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
-const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
 /** A version's record, as the line holds it: its sequence, the chain's fields and its links. */
 export interface VersionRecord extends Omit<ChainFields, "key"> {
@@ -100,15 +105,15 @@ function checkRecord(raw: unknown): VersionRecord {
   const r = raw as Record<string, unknown>;
   const bad = (field: string) => new Error(`its version record has a bad "${field}"`);
   if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw bad("seq");
-  if (typeof r.op !== "string" || !OPS.has(r.op)) throw bad("op");
+  if (typeof r.op !== "string" || !CHAIN_OPS.has(r.op)) throw bad("op");
   if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) throw bad("at");
   for (const field of ["run", "actor"]) {
     if (r[field] !== undefined && (typeof r[field] !== "string" || !PROVENANCE_ID.test(r[field]))) {
       throw bad(field);
     }
   }
-  if (typeof r.via !== "string" || !VIA.test(r.via)) throw bad("via");
-  if (r.call !== undefined && (typeof r.call !== "string" || !CALL_ID.test(r.call))) {
+  if (typeof r.via !== "string" || !VIA_PATTERN.test(r.via)) throw bad("via");
+  if (r.call !== undefined && (typeof r.call !== "string" || !CALL_ID_PATTERN.test(r.call))) {
     throw bad("call");
   }
   if (typeof r.tainted !== "boolean") throw bad("tainted");

@@ -98,21 +98,15 @@ export class JetStreamBackend implements BackendOps {
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {
-    return this.#h.run(
-      "create",
-      w.key,
-      call,
-      (d) => create(this.#h, { w, call, d, data: encoded(w) }),
-    );
+    return this.#write("create", create, w, call);
   }
 
   update(w: ValidWrite, call: Call): Promise<void> {
-    return this.#h.run(
-      "update",
-      w.key,
-      call,
-      (d) => update(this.#h, { w, call, d, data: encoded(w) }),
-    );
+    return this.#write("update", update, w, call);
+  }
+
+  #write(op: "create" | "update", path: typeof create, w: ValidWrite, call: Call): Promise<void> {
+    return this.#h.run(op, w.key, call, (d) => path(this.#h, { w, call, d, data: encoded(w) }));
   }
 
   delete(key: string, call: Call): Promise<boolean> {

@@ -8,7 +8,15 @@
 // covered by nothing), and a version keeps it when it is moved to the history stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import { type ChainFields, chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
+import {
+  CALL_ID_PATTERN,
+  CHAIN_OPS,
+  type ChainFields,
+  chainHash,
+  GENESIS,
+  isChainHash,
+  VIA_PATTERN,
+} from "../../store/_chain.ts";
 import type { Version } from "../../store/history.ts";
 import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Call } from "../../store/_store.ts";
@@ -42,10 +50,6 @@ export const VERSION_HEADER_BYTES = [
   [H.prev, 64],
   [H.hash, 64],
 ].reduce((sum, [name, value]) => sum + String(name).length + 2 + Number(value) + 2, 0);
-
-const OPS = new Set(["create", "update", "delete"]);
-const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
-const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
 /**
  * One version's record, as its headers hold it: what the chain hash covers (its `at` the writer's
@@ -117,7 +121,7 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   const op = get(H.op);
   if (op === undefined) return { record: undefined };
   const bad = (field: string) => ({ record: undefined, damaged: `its "${field}" header is bad` });
-  if (!OPS.has(op)) return bad(H.op);
+  if (!CHAIN_OPS.has(op)) return bad(H.op);
   const at = get(H.at);
   if (at === undefined || Number.isNaN(Date.parse(at))) return bad(H.at);
   const run = get(H.run);
@@ -125,9 +129,9 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   const actor = get(H.actor);
   if (actor !== undefined && !PROVENANCE_ID.test(actor)) return bad(H.actor);
   const via = get(H.via);
-  if (via === undefined || !VIA.test(via)) return bad(H.via);
+  if (via === undefined || !VIA_PATTERN.test(via)) return bad(H.via);
   const callId = get(H.call);
-  if (callId !== undefined && !CALL_ID.test(callId)) return bad(H.call);
+  if (callId !== undefined && !CALL_ID_PATTERN.test(callId)) return bad(H.call);
   const tainted = get(H.tainted);
   if (tainted !== undefined && tainted !== "true") return bad(H.tainted);
   const prev = get(H.prev);

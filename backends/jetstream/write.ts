@@ -61,12 +61,7 @@ export async function publish(
       ...(expect.streamSeq === undefined ? {} : { lastSequence: expect.streamSeq }),
     },
   };
-  try {
-    return checkRevision((await t.js.publish(subject, data, opts)).seq);
-  } catch (e) {
-    if (isNoResponders(e)) await checkBucketExists(t, e);
-    throw e;
-  }
+  return await acked(t, () => t.js.publish(subject, data, opts));
 }
 
 /**
@@ -82,13 +77,15 @@ export async function publishDelete(
 ): Promise<number> {
   const h = version ?? t.headers();
   h.set(KV_OPERATION, "DEL");
+  const expect = { lastSubjectSequence: revision };
+  return await acked(t, () => t.js.publish(subject, undefined, { headers: h, timeout, expect }));
+}
+
+// The revision a publish was acknowledged at; a publish nothing answers is checked against the
+// bucket, so a deleted bucket is named as such.
+async function acked(t: WriteTarget, send: () => Promise<{ seq: number }>): Promise<number> {
   try {
-    const ack = await t.js.publish(subject, undefined, {
-      headers: h,
-      timeout,
-      expect: { lastSubjectSequence: revision },
-    });
-    return checkRevision(ack.seq);
+    return checkRevision((await send()).seq);
   } catch (e) {
     if (isNoResponders(e)) await checkBucketExists(t, e);
     throw e;
