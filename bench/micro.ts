@@ -116,7 +116,7 @@ async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
     if (await p.library.create(k)) throw new Error(`create of ${k} succeeded over an entry`);
   };
   await time(keys.slice(0, 10), { read: p.library.read }); // warm-up
-  return refusalRow(o, "exists", backend, () => keys, exists, p.library.read);
+  return await refusalRow(o, "exists", backend, () => keys, exists, p.library.read);
 }
 
 // A refused create (`refused`) against a read, over the keys `keys(trial)` gives.
@@ -268,7 +268,7 @@ async function fullSection(o: Context): Promise<MicroRow> {
     );
   await refused("warm-up");
   const keys = (t: number) => keysOf(`r${t}-`, o.quick ? 20 : 100);
-  return refusalRow(o, "full", "jetstream", keys, refused, () => store.read("f0"));
+  return await refusalRow(o, "full", "jetstream", keys, refused, () => store.read("f0"));
 }
 
 // memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as

@@ -9,15 +9,13 @@
 //   description: ...
 
 import {
-  CALL_ID_PATTERN,
-  CHAIN_OPS,
+  badChainField,
   type ChainFields,
   chainHash,
   GENESIS,
   isChainHash,
-  VIA_PATTERN,
+  type StoredFields,
 } from "../../store/_chain.ts";
-import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Version } from "../../store/history.ts";
 
 const PREFIX = "agentmem-version ";
@@ -105,27 +103,18 @@ function checkRecord(raw: unknown): VersionRecord {
   const r = raw as Record<string, unknown>;
   const bad = (field: string) => new Error(`its version record has a bad "${field}"`);
   if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw bad("seq");
-  if (typeof r.op !== "string" || !CHAIN_OPS.has(r.op)) throw bad("op");
-  if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) throw bad("at");
-  for (const field of ["run", "actor"]) {
-    if (r[field] !== undefined && (typeof r[field] !== "string" || !PROVENANCE_ID.test(r[field]))) {
-      throw bad(field);
-    }
-  }
-  if (typeof r.via !== "string" || !VIA_PATTERN.test(r.via)) throw bad("via");
-  if (r.call !== undefined && (typeof r.call !== "string" || !CALL_ID_PATTERN.test(r.call))) {
-    throw bad("call");
-  }
+  const field = badChainField({ ...r, callId: r.call } as StoredFields);
+  if (field !== undefined) throw bad(field === "callId" ? "call" : field);
   if (typeof r.tainted !== "boolean") throw bad("tainted");
   if (!isChainHash(r.prev)) throw bad("prev");
   if (!isChainHash(r.hash)) throw bad("hash");
   return {
     seq: r.seq as number,
     op: r.op as VersionRecord["op"],
-    at: r.at,
+    at: r.at as string, // checked by badChainField, as via is
     run: r.run as string | undefined,
     actor: r.actor as string | undefined,
-    via: r.via,
+    via: r.via as string,
     callId: r.call as string | undefined,
     tainted: r.tainted,
     prev: r.prev,

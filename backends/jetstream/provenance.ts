@@ -8,17 +8,9 @@
 // covered by nothing), and a version keeps it when it is moved to the history stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import {
-  CALL_ID_PATTERN,
-  CHAIN_OPS,
-  type ChainFields,
-  chainHash,
-  GENESIS,
-  isChainHash,
-  VIA_PATTERN,
-} from "../../store/_chain.ts";
+import { badChainField, type ChainFields, chainHash, GENESIS } from "../../store/_chain.ts";
+import { isChainHash } from "../../store/_chain.ts";
 import type { Version } from "../../store/history.ts";
-import { PROVENANCE_ID } from "../../store/scope.ts";
 import type { Call } from "../../store/_store.ts";
 
 /** The header names. */
@@ -121,17 +113,9 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   const op = get(H.op);
   if (op === undefined) return { record: undefined };
   const bad = (field: string) => ({ record: undefined, damaged: `its "${field}" header is bad` });
-  if (!CHAIN_OPS.has(op)) return bad(H.op);
-  const at = get(H.at);
-  if (at === undefined || Number.isNaN(Date.parse(at))) return bad(H.at);
-  const run = get(H.run);
-  if (run !== undefined && !PROVENANCE_ID.test(run)) return bad(H.run);
-  const actor = get(H.actor);
-  if (actor !== undefined && !PROVENANCE_ID.test(actor)) return bad(H.actor);
-  const via = get(H.via);
-  if (via === undefined || !VIA_PATTERN.test(via)) return bad(H.via);
-  const callId = get(H.call);
-  if (callId !== undefined && !CALL_ID_PATTERN.test(callId)) return bad(H.call);
+  const [at, run, actor, via, callId] = [H.at, H.run, H.actor, H.via, H.call].map(get);
+  const field = badChainField({ op, at, run, actor, via, callId });
+  if (field !== undefined) return bad(field === "callId" ? H.call : H[field]);
   const tainted = get(H.tainted);
   if (tainted !== undefined && tainted !== "true") return bad(H.tainted);
   const prev = get(H.prev);
@@ -141,10 +125,10 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   return {
     record: {
       op: op as VersionRecord["op"],
-      at,
+      at: at as string, // checked by badChainField, as via is
       run,
       actor,
-      via,
+      via: via as string,
       callId,
       tainted: tainted === "true",
       prev,
