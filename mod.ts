@@ -167,6 +167,7 @@ export {
 } from "./tools/ai_sdk.ts";
 export {
   createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
   jetStreamBucketCommand,
   type JetStreamBucketSettings,

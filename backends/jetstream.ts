@@ -5,16 +5,24 @@
  * - It binds to a bucket the operator created and never creates one. At construction, under a
  *   10-second timeout, it refuses a missing bucket, a bucket whose entries expire (any TTL), a
  *   bucket that evicts old entries when full, a max value size too small for the largest valid
- *   entry as it travels on the wire (`JETSTREAM_MIN_VALUE_SIZE`), and a replicated bucket served
+ *   entry as it travels on the wire (`JETSTREAM_HISTORY_MIN_VALUE_SIZE` with history,
+ *   `JETSTREAM_MIN_VALUE_SIZE` without), and a replicated bucket served
  *   by a nats-server older than 2.9.21, whose clustered revision checks are not atomic.
  * - Keys live under `<prefix>.<key>`; the prefix defaults to the run's identity, `""` is a flat
  *   keyspace. A prefix is a legal key without a dot, so no prefix's keyspace holds another's.
  * - `create` is a publish that expects the key to hold nothing (or a delete marker); `update` and
- *   `delete` expect the revision they saw, so of several racing writers exactly one wins. A
- *   delete leaves a marker, which keeps the key deleted across a server crash (a purge right
- *   after the delete does not); markers older than 30 minutes are purged by the next listing or
- *   count that meets them, so churn never piles them up (with the purge permission; without it,
- *   markers stay, and the store says so through `onWarning` at open).
+ *   `delete` expect the revision they saw, so of several racing writers exactly one wins.
+ * - History is on by default (option `history`): every write is one message whose headers make it
+ *   its own version (run, actor, path, tool call, taint, and a SHA-256 link to the version
+ *   before), so a version exists exactly when its write does. A key's old versions are moved, in
+ *   packs, to the bucket's history stream `KVH_<bucket>` and purged from the key's subject, and a
+ *   delete empties it, so listing meets only the newest message of each live key (see
+ *   `jetstream/mover.ts`). The bucket must keep every message of a key and have the history
+ *   stream (`agentmem bucket init` makes or adds both); opening one without says what is missing.
+ * - With history off, a delete leaves a marker, which keeps the key deleted across a server crash
+ *   (in a bucket of one message per key, a purge right after the delete does not); markers older
+ *   than 30 minutes are purged by the next listing or count that meets them (with the purge
+ *   permission; without it, markers stay, and the store says so through `onWarning` at open).
  * - The capacity check is exact between creates that do not overlap in time, whatever the number
  *   of handles and processes (see `jetstream/capacity.ts` for the argument).
  * - Read-before-update is enforced by default: `update` writes only at the revision this run's
@@ -29,7 +37,7 @@
  */
 
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
@@ -46,21 +54,42 @@ import {
   checkConnection,
   checkServerVersion,
   checkTimeout,
+  historyRefusal,
+  historyStream,
+  instanceOf,
+  missingForHistory,
   probePurge,
   resolvePrefix,
 } from "./jetstream/bind.ts";
-import { BACKEND, errorName, PREFIX, withDeadline } from "./jetstream/errors.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./jetstream/wire.ts";
 import {
+  apiCode,
+  BACKEND,
+  errorName,
+  PREFIX,
+  STREAM_NOT_FOUND,
+  withDeadline,
+} from "./jetstream/errors.ts";
+import {
+  ANCHOR_NAME,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  JETSTREAM_MIN_VALUE_SIZE,
+  ROLLUP_HEADER_BYTES,
+} from "./jetstream/wire.ts";
+import { Keeper } from "./jetstream/keeper.ts";
+import { HISTORY_OPTION, retentionOf } from "../store/history.ts";
+import {
+  bucketInitCommand,
   type BucketSettings as JetStreamBucketSettings,
-  natsKvAddCommand,
 } from "./jetstream/bucket_settings.ts";
 
-export { JETSTREAM_MIN_VALUE_SIZE };
+export { JETSTREAM_HISTORY_MIN_VALUE_SIZE, JETSTREAM_MIN_VALUE_SIZE };
 export type { BucketSettings as JetStreamBucketSettings } from "./jetstream/bucket_settings.ts";
 
 /**
- * The NATS CLI command that creates a bucket with `settings` (what `agentmem bucket init` prints).
+ * The command that creates a bucket with `settings` and what history needs, or adds that to an
+ * existing bucket, keeping every memory (what `agentmem bucket init` prints, and what opening a
+ * bucket that lacks it names). A bucket with history is two streams and an anchor message, which
+ * no single NATS CLI command makes.
  *
  * @example
  * ```ts
@@ -71,27 +100,33 @@ export type { BucketSettings as JetStreamBucketSettings } from "./jetstream/buck
  *   bucket: "agentmem",
  *   replicas: 3,
  *   storage: "file",
- *   maxValueSize: 69667,
+ *   maxValueSize: 70556,
  * });
- * assert.match(command, /^nats kv add agentmem /);
+ * assert.equal(
+ *   command,
+ *   "agentmem bucket init --bucket=agentmem --replicas=3 --storage=file --max-value-size=70556",
+ * );
  * ```
  *
  * @param settings The bucket's name, replicas, storage and max value size.
  * @returns The command line.
  */
 export function jetStreamBucketCommand(settings: JetStreamBucketSettings): string {
-  return natsKvAddCommand(settings);
+  return bucketInitCommand(settings.bucket, settings);
 }
 
 /**
- * Creates a memory bucket the jetstream backend accepts, unless a bucket of that name exists
- * (which is left as it is; opening it tells whether it passes the backend's checks). The backend
- * itself only binds; this is for the operator (`agentmem bucket init`) and for setup code.
+ * Creates a memory bucket the jetstream backend accepts, with what history needs: the bucket's
+ * stream keeping every message of a key, its history stream `KVH_<bucket>`, and an anchor message.
+ * An existing bucket is given what it lacks of that, keeping every memory; its other settings are
+ * left as they are (opening it tells whether they pass the backend's checks). The backend itself
+ * only binds; this is for the operator (`agentmem bucket init`) and for setup code.
  *
  * @param nc A NATS connection (borrowed, never closed).
  * @param settings The bucket's name, replicas, storage and max value size.
  * @param options `timeout`: milliseconds each request may take (default 5000).
- * @returns `"created"`, or `"exists"` when the bucket was already there.
+ * @returns `"created"`, `"upgraded"` (history added to an existing bucket), or `"exists"` when
+ * the bucket had everything already.
  * @throws {ConfigError} when the server refuses the settings (too many replicas, say).
  * @throws {UnavailableError} when NATS does not answer.
  */
@@ -99,7 +134,7 @@ export async function createJetStreamBucket(
   nc: NatsConnectionLike,
   settings: JetStreamBucketSettings,
   options: { readonly timeout?: number | undefined } = {},
-): Promise<"created" | "exists"> {
+): Promise<"created" | "upgraded" | "exists"> {
   const { createJetStreamBucket: create } = await import("./jetstream/bucket.ts");
   return await create(nc as unknown as NatsConnection, settings, options.timeout ?? 5_000);
 }
@@ -124,6 +159,15 @@ export interface JetStreamStoreOptions {
    * may make a few requests; the deadline covers them all.
    */
   readonly timeout?: number | undefined;
+  /**
+   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`). Default on,
+   * keeping at least the last 64 versions of every key and every version younger than 30 days,
+   * deleted keys included; `{ versions, days }` changes that, `false` turns history off. Needs a
+   * bucket made by `agentmem bucket init` (or `createJetStreamBucket`); opening one that lacks what
+   * history needs says what is missing and the command that adds it. Versions never count against
+   * the entry limit and never show in `list()`.
+   */
+  readonly history?: boolean | { readonly versions?: number; readonly days?: number } | undefined;
 }
 
 /**
@@ -172,6 +216,7 @@ const JETSTREAM_OPTIONS = {
     type: "number",
     description: "milliseconds a call may take before it fails (default 5000)",
   },
+  history: HISTORY_OPTION,
 } as const;
 
 type Client = {
@@ -245,8 +290,10 @@ export async function openJetStreamStore(
   const warn = checkWarn(deps.onWarning);
   const { jetstream, Kvm, headers } = await loadClient();
 
+  const retention = retentionOf(BACKEND, decoded.history);
+
   // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
-  let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient; kv: KV };
+  let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient };
   try {
     const js = jetstream(nc, { timeout, checkAPI: false });
     // Construction has its own 10-second budget; calls get the configured timeout.
@@ -255,7 +302,6 @@ export async function openJetStreamStore(
       bindKv: await new Kvm(bindJs).open(bucket),
       bindJsm: await bindJs.jetstreamManager(false),
       js,
-      kv: await new Kvm(js).open(bucket),
     };
   } catch (e) {
     throw new ConfigError(
@@ -263,10 +309,15 @@ export async function openJetStreamStore(
       { cause: e },
     );
   }
-  const { bindKv, bindJsm, js, kv } = clients;
+  const { bindKv, bindJsm, js } = clients;
   const stream = `KV_${bucket}`;
-  const [status, purge] = await withDeadline(
-    Promise.all([bindKv.status(), probePurge(bindJsm, stream, bucket)]),
+  const [status, purge, hsi, anchor] = await withDeadline(
+    Promise.all([
+      bindKv.status(),
+      probePurge(bindJsm, stream, bucket),
+      retention === undefined ? undefined : historyInfo(bindJsm, bucket),
+      retention === undefined ? undefined : anchorOf(bindJsm, stream, bucket),
+    ]),
     BIND_TIMEOUT_MS,
     undefined,
     (why) => bindFailure(bucket, why),
@@ -274,8 +325,19 @@ export async function openJetStreamStore(
     throw bindFailure(bucket, e);
   });
   const si = status.streamInfo;
-  checkBucket(bucket, si);
+  const keepsAll = (si.config.max_msgs_per_subject ?? 0) <= 0;
+  checkBucket(
+    bucket,
+    si,
+    retention !== undefined
+      ? JETSTREAM_HISTORY_MIN_VALUE_SIZE
+      : JETSTREAM_MIN_VALUE_SIZE + (keepsAll ? ROLLUP_HEADER_BYTES : 0),
+  );
   checkServerVersion(bucket, si.config.num_replicas, nc.info?.version);
+  if (retention !== undefined) {
+    const missing = missingForHistory(bucket, si, hsi);
+    if (missing !== undefined) throw historyRefusal(bucket, missing);
+  }
   const denied = si.config.deny_purge === true;
   if (denied) {
     warn(
@@ -287,26 +349,67 @@ export async function openJetStreamStore(
     );
   }
 
+  const jsm = await js.jetstreamManager(false);
+  const keyPrefix = prefix === "" ? "" : `${prefix}.`;
+  const keeper = retention === undefined ? undefined : new Keeper({
+    nc,
+    js,
+    jsm,
+    timeout,
+    stream: si.config.name,
+    hstream: historyStream(bucket),
+    subjectPrefix: `$KV.${bucket}.${keyPrefix}`,
+    hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
+    anchor,
+    retention,
+    headers,
+  });
   return buildStore(
     new JetStreamBackend({
       bucket,
       stream: si.config.name,
       created: si.created,
-      // A clustered stream's raft group is named anew when the stream is created or restored
-      // from a backup (which keeps the creation time), so it tells those instances apart too.
-      instance: si.cluster?.raft_group ? `${si.created}~${si.cluster.raft_group}` : si.created,
+      instance: instanceOf(si),
       prefix,
       readBeforeUpdate: decoded.readBeforeUpdate ?? true,
       timeout,
+      nc,
       js,
-      jsm: await js.jetstreamManager(false),
-      kv,
+      jsm,
       maxMsgSize: si.config.max_msg_size ?? -1,
       purge: purge && !denied,
       warn,
+      keepsAll,
+      keeper,
       headers,
     }),
   );
+}
+
+// The bucket's history stream, or `undefined` when it has none.
+async function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(historyStream(bucket));
+  } catch (e) {
+    if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
+    throw e;
+  }
+}
+
+// The sequence of the bucket's anchor (see mover.ts), or `undefined` when it has none.
+async function anchorOf(
+  jsm: JetStreamManager,
+  stream: string,
+  bucket: string,
+): Promise<number | undefined> {
+  try {
+    const m = await jsm.streams.getMessage(stream, {
+      last_by_subj: `$KV.${bucket}.${ANCHOR_NAME}`,
+    });
+    return m?.seq;
+  } catch {
+    return undefined;
+  }
 }
 
 function checkWarn(onWarning: unknown): (message: string) => void {

@@ -42,17 +42,20 @@ async function lister(method: ListMethod, location: Location, nc: NatsConnection
   return method === "jetstream-watch" ? () => watchPass(kv) : () => keysThenGets(kv);
 }
 
+// The message a bucket made with history keeps at this name (the README's "anchor"): no memory.
+const ANCHOR = "~agentmem";
+
 async function watchPass(kv: KV): Promise<number> {
   let n = 0;
   for await (const entry of await kv.watch()) {
-    if (entry.operation === "PUT") n++;
+    if (entry.operation === "PUT" && entry.key !== ANCHOR) n++;
     if (entry.delta === 0) break;
   }
   return n;
 }
 
 async function keysThenGets(kv: KV): Promise<number> {
-  const keys = await Array.fromAsync(await kv.keys());
+  const keys = (await Array.fromAsync(await kv.keys())).filter((k) => k !== ANCHOR);
   let n = 0;
   for (const key of keys) if ((await kv.get(key))?.operation === "PUT") n++;
   return n;

@@ -3,7 +3,13 @@
 
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { openFileStore, openJetStreamStore, serializeEntry } from "../mod.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  openFileStore,
+  openJetStreamStore,
+  serializeEntry,
+} from "../mod.ts";
 import type { Backend, Location } from "./_protocol.ts";
 
 /** The description every benchmark entry carries. */
@@ -15,17 +21,33 @@ export type Locations = ReturnType<typeof freshLocations>;
 /** Makes fresh locations under `work` and bucket names starting with `prefix`. */
 export function freshLocations(work: string, nc: NatsConnection | undefined, prefix: string) {
   let seq = 0;
-  /** A fresh directory (file), bucket (jetstream), or both (a peer's place); removed on dispose. */
-  const fresh = async (backend?: Backend): Promise<Location & AsyncDisposable> => {
+  /**
+   * A fresh directory (file), bucket (jetstream), or both (a peer's place); removed on dispose.
+   * A bucket is made with history (as `agentmem bucket init` does), or with `history: false` the
+   * NATS KV way, one message per key.
+   */
+  const fresh = async (backend?: Backend, history = true): Promise<Location & AsyncDisposable> => {
     const n = seq++;
     const dir = backend === "jetstream" ? undefined : `${work}/run-${n}`;
     const bucket = backend === "file" ? undefined : `${prefix}_${n}`;
     if (dir !== undefined) await Deno.mkdir(dir, { recursive: true });
-    if (bucket !== undefined) await new Kvm(needNats(nc)).create(bucket, { history: 1 });
+    if (bucket !== undefined && !history) {
+      await new Kvm(needNats(nc)).create(bucket, { history: 1 });
+    } else if (bucket !== undefined) {
+      await createJetStreamBucket(needNats(nc), {
+        bucket,
+        replicas: 1,
+        storage: "file",
+        maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+      });
+    }
     const dispose = async () => {
       if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
       if (bucket === undefined) return;
       await new Kvm(needNats(nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
+      const { jetstreamManager } = await import("@nats-io/jetstream");
+      await jetstreamManager(needNats(nc)).then((jsm) => jsm.streams.delete(`KVH_${bucket}`))
+        .catch(() => {});
     };
     const where = {
       ...dir === undefined ? {} : { dir },

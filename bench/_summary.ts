@@ -214,6 +214,16 @@ function fileListBytes(list: ListRow[], lists: ListRecord[]): TargetRow {
   return row(goal, measured, lib.bytesRead <= floor.bytesRead * 1.25 && lib.bytesPerEntry < size);
 }
 
+// The single-process targets judged on a ratio's median alone: the goal after the backend's name,
+// and the most the ratio may be.
+const RATIO_TARGETS: Record<string, readonly [string, number]> = {
+  exists: ["create of an existing key <= 1.5x a read", 1.5],
+  "history update": ["update with history <= 1.3x one without (both durable)", 1.3],
+  "history list": ["list() with 20 versions per entry <= 1.05x a store with none", 1.05],
+  "history deleted": ["list() with 3,000 deleted keys in retention <= 1.5x a clean prefix", 1.5],
+  full: ["create refused by a full store <= 5x a read", 5],
+};
+
 // The single-process targets. The 16-in-flight ones are judged against today's library run in
 // the same trial, or, without git to extract it, against the number bench/reference.json holds.
 function microTargets(rows: MicroRow[]): TargetRow[] {
@@ -221,11 +231,9 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
   const reference = inflight ? JSON.parse(Deno.readTextFileSync(REFERENCE)).median : {};
   return rows.map(({ section, backend, values, ratio }) => {
     const [spread, value] = [fmtSpread(ratio), (label: string) => values[label] as number];
+    const byRatio = RATIO_TARGETS[section];
+    if (byRatio) return row(`${backend} ${byRatio[0]}`, spread, ratio.median <= byRatio[1]);
     switch (section) {
-      case "exists": {
-        const goal = `${backend} create of an existing key <= 1.5x a read`;
-        return row(goal, spread, ratio.median <= 1.5);
-      }
       case "capacity": {
         const goal = `${backend} exact capacity adds <= 10% to a create at 1,000 entries`;
         return row(goal, `${spread} of the empty store's ratio to raw`, ratio.median <= 1.1);
@@ -235,29 +243,20 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
         const goal = "file update with readBeforeUpdate: true, against the raw durable update";
         return row(goal, `${spread}; with the option off ${off}x`, null);
       }
-      case "history update":
-        return row(
-          `${backend} update with history <= 1.3x one without (both durable)`,
-          spread,
-          ratio.median <= 1.3,
-        );
-      case "history list":
-        return row(
-          `${backend} list() with 20 versions per entry <= 1.05x a store with none`,
-          spread,
-          ratio.median <= 1.05,
-        );
       case "search": {
         const ms = value("memory_search") / 1000;
         const goal = "memory_search of 1,024 entries of 4 KiB < 50 ms";
         return row(goal, `${ms.toFixed(1)} ms (${spread} of the readFileSync floor)`, ms < 50);
       }
       case "history read": {
+        // The 2 ms target is the file backend's (issue 18); jetstream's is measured, a few
+        // requests to the server.
         const us = value("history(key)");
+        const file = backend === "file";
         return row(
-          `${backend} history(key) of 64 versions <= 2 ms`,
+          `${backend} history(key) of 64 versions${file ? " <= 2 ms" : ""}`,
           `${(us / 1000).toFixed(2)} ms (${spread} of a read)`,
-          us <= 2000,
+          file ? us <= 2000 : null,
         );
       }
     }

@@ -6,7 +6,16 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { readdirSync, readFileSync } from "node:fs";
-import { history, memoryTools, openFileStore, runTool, type Store } from "../mod.ts";
+import {
+  CapacityError,
+  history,
+  memoryTools,
+  openFileStore,
+  openJetStreamStore,
+  runTool,
+  Scope,
+  type Store,
+} from "../mod.ts";
 import { mulberry32 } from "../tests/_lib/rng.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
@@ -42,8 +51,15 @@ export async function runMicro(o: Context) {
   const notes: string[] = [];
   for (const backend of ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
-    if (backend === "jetstream") continue;
-    rows.push(await rbuSection(o), ...await historySections(o), await searchSection(o));
+    if (backend === "jetstream") {
+      rows.push(
+        ...await historySections(o, backend),
+        await deletedSection(o),
+        await fullSection(o),
+      );
+      continue;
+    }
+    rows.push(await rbuSection(o), ...await historySections(o, backend), await searchSection(o));
     const [inflight, note] = await inflightSection(o);
     rows.push(...inflight);
     if (note !== undefined) notes.push(note);
@@ -100,12 +116,24 @@ async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
     if (await p.library.create(k)) throw new Error(`create of ${k} succeeded over an entry`);
   };
   await time(keys.slice(0, 10), { read: p.library.read }); // warm-up
+  return await refusalRow(o, "exists", backend, () => keys, exists, p.library.read);
+}
+
+// A refused create (`refused`) against a read, over the keys `keys(trial)` gives.
+async function refusalRow(
+  o: Context,
+  section: string,
+  backend: Backend,
+  keys: (trial: number) => string[],
+  refused: (key: string) => Promise<unknown>,
+  read: (key: string) => Promise<unknown>,
+): Promise<MicroRow> {
   const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const { read, exists: create } = await time(keys, { read: p.library.read, exists }, false);
-    trials.push({ "create (exists)": create as number, read: read as number });
+    const { read: r, refused: c } = await time(keys(t), { read, refused }, false);
+    trials.push({ [`create (${section})`]: c as number, read: r as number });
   }
-  return row("exists", backend, trials, "create (exists)", "read");
+  return row(section, backend, trials, `create (${section})`, "read");
 }
 
 async function capacitySection(o: Context, backend: Backend): Promise<MicroRow> {
@@ -144,41 +172,103 @@ async function rbuSection(o: Context): Promise<MicroRow> {
   return row("rbu", "file", trials, RBU, "raw update");
 }
 
-// An update with history against one without (both durable); list() of entries with 20 versions
-// each against a store that keeps none; history(key) of 64 versions against a read.
-async function historySections(o: Context): Promise<MicroRow[]> {
+// What history costs: an update with it against one without (both durable), list() of entries
+// with 20 versions each against entries with none, and history(key) of 64 versions against a
+// read. On jetstream the bucket with history is one `bucket init` makes and the one without a
+// NATS KV bucket of one message per key; its listing compares two buckets with history, the
+// versions against keys written once.
+async function historySections(o: Context, backend: Backend): Promise<MicroRow[]> {
+  const js = backend === "jetstream";
   const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
   const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
   const opened = async (history: boolean, keys: string[], durable = true) => {
-    const location = await o.locations.fresh("file");
-    const store = await openFileStore({ dir: location.dir as string, history, durable });
-    for (const k of keys) await store.create(k, "with a history", ENTRIES.createContent);
-    return { s: store, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
+    const location = await o.locations.fresh(backend, history);
+    const s = js
+      ? await openJetStreamStore({ bucket: location.bucket as string, prefix: "", history }, {
+        nc: o.nc as NatsConnection,
+      })
+      : await openFileStore({ dir: location.dir as string, history, durable });
+    const scope = new Scope();
+    await inBatches(keys, (k) => s.create(k, "with a history", ENTRIES.createContent, { scope }));
+    return { s, scope, [Symbol.asyncDispose]: () => location[Symbol.asyncDispose]() };
   };
-  const update = (s: Store, v: number) => (k: string) => s.update(k, "with a history", `${v}${k}`);
+  const update = (h: { s: Store; scope: Scope }, v: number) => (k: string) =>
+    h.s.update(k, "with a history", `${v}${k}`, { scope: h.scope });
   const [reps, listed] = [keysOf("rep", o.quick ? 10 : 40), keysOf("l", entries)];
   for (let t = 0; t < o.trials; t++) {
-    const keys = keysOf("h", o.quick ? 16 : 64);
+    const keys = keysOf("h", (o.quick ? 16 : 64) * (js ? 4 : 1));
     await using on = await opened(true, keys);
     await using off = await opened(false, keys);
     trials.update.push(
-      await time(keys, { "history on": update(on.s, t), "history off": update(off.s, t) }),
+      await time(keys, { "history on": update(on, t), "history off": update(off, t) }),
     );
-    // Set-up without fsyncs: listing reads the same files either way.
+    // Set-up without fsyncs on the file backend: listing reads the same files either way.
     await using kept = await opened(true, listed, false);
-    await using none = await opened(false, listed, false);
-    for (let v = 1; v < versions; v++) for (const k of listed) await update(kept.s, v)(k);
+    await using none = await opened(js, listed, false);
+    for (let v = 1; v < versions; v++) await inBatches(listed, update(kept, v));
     const lists = { [`${versions} versions`]: () => kept.s.list(), none: () => none.s.list() };
     trials.list.push(await time(reps, lists));
-    for (let v = versions; v < 64; v++) await update(kept.s, v)("l0");
+    for (let v = versions; v < 64; v++) await update(kept, v)("l0");
     const calls = { "history(key)": () => history(kept.s, "l0"), read: () => kept.s.read("l0") };
     trials.read.push(await time(reps, calls));
   }
   return [
-    row("history update", "file", trials.update, "history on", "history off"),
-    row("history list", "file", trials.list, `${versions} versions`, "none"),
-    row("history read", "file", trials.read, "history(key)", "read"),
+    row("history update", backend, trials.update, "history on", "history off"),
+    row("history list", backend, trials.list, `${versions} versions`, "none"),
+    row("history read", backend, trials.read, "history(key)", "read"),
   ];
+}
+
+// `fn` on every key, 32 at a time.
+async function inBatches(keys: string[], fn: (key: string) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < keys.length; i += 32) await Promise.all(keys.slice(i, i + 32).map(fn));
+}
+
+// list() of a prefix whose 3,000 deleted keys are still inside their retention (their versions in
+// the history stream) against a clean prefix of the same bucket, both with history and 20 live
+// entries (issue 18: without history the deletes' markers made such a listing 10.9x slower).
+async function deletedSection(o: Context): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const trials: Trial[] = [];
+  await using location = await o.locations.fresh("jetstream");
+  const bucket = location.bucket as string;
+  const [churned, clean] = await Promise.all(
+    ["churned", "clean"].map((prefix) => openJetStreamStore({ bucket, prefix }, { nc })),
+  ) as [Store, Store];
+  const live = keysOf("live", 20);
+  for (const s of [churned, clean]) await Promise.all(live.map((k) => s.create(k, "kept", "x")));
+  const [cycles, lanes] = [3000, 16];
+  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+    for (let i = lane; i < cycles; i += lanes) {
+      await churned.create(`gone${i}`, "brief", "x");
+      await churned.delete(`gone${i}`);
+    }
+  }));
+  const listed = async (s: Store) => {
+    if ((await s.list()).length !== live.length) throw new Error("a listing lost an entry");
+  };
+  await listed(churned); // a delete's move cut short is finished here, as a listing does
+  for (let t = 0; t < o.trials; t++) {
+    const calls = { "3,000 deleted": () => listed(churned), clean: () => listed(clean) };
+    trials.push(await time(keysOf("r", o.quick ? 10 : 40), calls));
+  }
+  return row("history deleted", "jetstream", trials, "3,000 deleted", "clean");
+}
+
+// A create a full jetstream store refuses (1,024 entries, nothing written since its last count)
+// against a read (issue 22: it used to cost a full count, some 60 reads).
+async function fullSection(o: Context): Promise<MicroRow> {
+  await using location = await o.locations.fresh("jetstream");
+  await seed(location, keysOf("f", 1024), ENTRIES.createContent, o.nc);
+  const store = await openStore(location, o.nc);
+  const refused = (k: string) =>
+    store.create(k, "d", "c").then(
+      () => Promise.reject(new Error(`a full store took ${k}`)),
+      (e) => e instanceof CapacityError ? undefined : Promise.reject(e),
+    );
+  await refused("warm-up");
+  const keys = (t: number) => keysOf(`r${t}-`, o.quick ? 20 : 100);
+  return await refusalRow(o, "full", "jetstream", keys, refused, () => store.read("f0"));
 }
 
 // memory_search on a full store (1,024 memories of 4 KiB of word-like text, through the tool as

@@ -4,7 +4,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import {
   createJetStreamBucket,
-  JETSTREAM_MIN_VALUE_SIZE,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   jetStreamBucketCommand,
   type JetStreamBucketSettings as BucketSettings,
   openJetStreamStore,
@@ -38,12 +38,12 @@ export function bucketSettings(o: BucketOptions): BucketSettings {
     throw new UsageError('--storage must be "file" or "memory"');
   }
   const maxValueSize = integer(
-    o.maxValueSize ?? String(JETSTREAM_MIN_VALUE_SIZE),
+    o.maxValueSize ?? String(JETSTREAM_HISTORY_MIN_VALUE_SIZE),
     "--max-value-size",
   );
-  if (maxValueSize < JETSTREAM_MIN_VALUE_SIZE) {
+  if (maxValueSize < JETSTREAM_HISTORY_MIN_VALUE_SIZE) {
     throw new UsageError(
-      `--max-value-size must be at least ${JETSTREAM_MIN_VALUE_SIZE} bytes (the largest entry plus the headers of a write)`,
+      `--max-value-size must be at least ${JETSTREAM_HISTORY_MIN_VALUE_SIZE} bytes (the largest entry plus the headers of a write and of its version)`,
     );
   }
   return { bucket, replicas, storage, maxValueSize };
@@ -67,8 +67,10 @@ export async function bucketInit(
   else {
     out(
       result === "created"
-        ? `created bucket ${s.bucket}; the same with the NATS CLI:\n${command}`
-        : `bucket ${s.bucket} exists and passes the backend's checks (left unchanged); a new one would be:\n${command}`,
+        ? `created bucket ${s.bucket} with history (streams KV_${s.bucket} and KVH_${s.bucket}); to make the same again:\n${command}`
+        : result === "upgraded"
+        ? `bucket ${s.bucket} now has what history needs (every memory kept; versions move to stream KVH_${s.bucket}) and passes the backend's checks`
+        : `bucket ${s.bucket} exists with history and passes the backend's checks (left unchanged); a new one would be:\n${command}`,
     );
     if (s.storage === "memory") {
       out("note: memory storage loses every memory when the server restarts");

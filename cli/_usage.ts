@@ -39,9 +39,10 @@ Commands:
   revert --run <id>    put every key that run wrote back to what it held before the run's first
                        write (--dry-run first: says what would change); a key someone else
                        wrote since is left alone and named as a conflict (exit 1)
-  bucket init          create a jetstream KV bucket that the backend accepts (history 1, no
-                       TTL, max value size large enough) and print the equivalent
-                       \`nats kv add\` command; an existing bucket is checked, never changed
+  bucket init          create a jetstream KV bucket that the backend accepts, with what history
+                       needs (its stream keeps every version until it is moved to the history
+                       stream KVH_<bucket>); an existing bucket gets what it lacks of that, and
+                       keeps every memory
 
 Choosing the store (the file backend in ./.agentmem unless told otherwise):
   --dir <path>         file backend: the memory directory. Only write and import create it;

@@ -9,6 +9,7 @@ import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
 import type { StoreAudit } from "./audit.ts";
 import { isChecked } from "./_checked.ts";
+import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
 import type { HistoryOps } from "./history.ts";
 
 /**
@@ -28,15 +29,12 @@ export interface Call {
   readonly callId: string | undefined;
 }
 
-const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
-const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
-
 /**
  * `id` when it is a legal `callId` (1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`), else
  * `undefined`: the tools pass a model's tool call id only when a store call would take it.
  */
 export function legalCallId(id: unknown): string | undefined {
-  return typeof id === "string" && CALL_ID.test(id) ? id : undefined;
+  return typeof id === "string" && CALL_ID_PATTERN.test(id) ? id : undefined;
 }
 
 /**
@@ -210,14 +208,14 @@ function checkCall(backend: string, opts: unknown): Call {
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw new ConfigError(`[memory:${backend}] Call option "scope" must be a Scope or null`);
   }
-  if (via !== undefined && (typeof via !== "string" || !VIA.test(via))) {
+  if (via !== undefined && (typeof via !== "string" || !VIA_PATTERN.test(via))) {
     throw new ConfigError(
       `[memory:${backend}] Call option "via" must be 1 to 64 characters of A-Z a-z 0-9 . _ : @ = -, got ${
         quote(via)
       }`,
     );
   }
-  if (callId !== undefined && (typeof callId !== "string" || !CALL_ID.test(callId))) {
+  if (callId !== undefined && (typeof callId !== "string" || !CALL_ID_PATTERN.test(callId))) {
     throw new ConfigError(
       `[memory:${backend}] Call option "callId" must be 1 to 256 characters of A-Z a-z 0-9 . _ : @ = -, got ${
         quote(callId)

@@ -8,8 +8,14 @@
 //   ---\n
 //   description: ...
 
-import { type ChainFields, chainHash, GENESIS, isChainHash } from "../../store/_chain.ts";
-import { PROVENANCE_ID } from "../../store/scope.ts";
+import {
+  badChainField,
+  type ChainFields,
+  chainHash,
+  GENESIS,
+  isChainHash,
+  type StoredFields,
+} from "../../store/_chain.ts";
 import type { Version } from "../../store/history.ts";
 
 const PREFIX = "agentmem-version ";
@@ -18,9 +24,6 @@ const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 /** The most bytes a record line can take (ids at their limits fit in well under half). */
 export const MAX_RECORD_BYTES = 2048;
-const OPS = new Set(["create", "update", "delete"]);
-const VIA = /^[A-Za-z0-9._:@=-]{1,64}$/;
-const CALL_ID = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
 /** A version's record, as the line holds it: its sequence, the chain's fields and its links. */
 export interface VersionRecord extends Omit<ChainFields, "key"> {
@@ -100,27 +103,18 @@ function checkRecord(raw: unknown): VersionRecord {
   const r = raw as Record<string, unknown>;
   const bad = (field: string) => new Error(`its version record has a bad "${field}"`);
   if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw bad("seq");
-  if (typeof r.op !== "string" || !OPS.has(r.op)) throw bad("op");
-  if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) throw bad("at");
-  for (const field of ["run", "actor"]) {
-    if (r[field] !== undefined && (typeof r[field] !== "string" || !PROVENANCE_ID.test(r[field]))) {
-      throw bad(field);
-    }
-  }
-  if (typeof r.via !== "string" || !VIA.test(r.via)) throw bad("via");
-  if (r.call !== undefined && (typeof r.call !== "string" || !CALL_ID.test(r.call))) {
-    throw bad("call");
-  }
+  const field = badChainField({ ...r, callId: r.call } as StoredFields);
+  if (field !== undefined) throw bad(field === "callId" ? "call" : field);
   if (typeof r.tainted !== "boolean") throw bad("tainted");
   if (!isChainHash(r.prev)) throw bad("prev");
   if (!isChainHash(r.hash)) throw bad("hash");
   return {
     seq: r.seq as number,
     op: r.op as VersionRecord["op"],
-    at: r.at,
+    at: r.at as string, // checked by badChainField, as via is
     run: r.run as string | undefined,
     actor: r.actor as string | undefined,
-    via: r.via,
+    via: r.via as string,
     callId: r.call as string | undefined,
     tainted: r.tainted,
     prev: r.prev,

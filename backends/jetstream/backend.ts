@@ -1,95 +1,49 @@
-// The jetstream backend's operations over a bound bucket: reads, revision-checked writes, deletes
-// whose markers are purged once old, the exact capacity check, and every call's deadline.
+// The jetstream backend's operations over a bound bucket: reads, listings and audits here; the
+// writes, each its own version with history on, in create.ts, update.ts, delete.ts and (restore's
+// and revert's) commit.ts; what they share (the Scope namespace, the capacity bound, every call's
+// deadline and failure wording) in handle.ts.
 
-import type { KV, KvEntry } from "@nats-io/kv";
-import { MAX_ENTRIES } from "../../store/limits.ts";
-import { MemoryError, NotFoundError, StaleError, UnavailableError } from "../../store/errors.ts";
+import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Info, Item } from "../../store/types.ts";
-import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
+import type { ValidWrite } from "../../store/validate.ts";
 import type { BackendOps, Call } from "../../store/_store.ts";
-import { quote } from "../../store/_text.ts";
-import { type Bound, CapacityBound } from "./capacity.ts";
-import {
-  apiCode,
-  BACKEND,
-  checkRevision,
-  Deadline,
-  exists,
-  isWrongLastSequence,
-  PREFIX,
-  reason,
-  withAbort,
-  withDeadline,
-} from "./errors.ts";
-import { count, headerDescription, type Keyspace, type OldMarker, scan } from "./scan.ts";
-import { MAX_WRITE_HEADER_BYTES, STREAM_SEQUENCE_HEADER_BYTES } from "./wire.ts";
-import { publish, publishDelete, purgeMarker, type WriteTarget } from "./write.ts";
-import { auditOfScan } from "./audit.ts";
+import type { HistoryOps } from "../../store/history.ts";
 import type { StoreAudit } from "../../store/audit.ts";
-import { isPermissionDenied } from "./bind.ts";
+import { quote } from "../../store/_text.ts";
+import { auditOfScan } from "./audit.ts";
+import { historyOps } from "./commit.ts";
+import { create } from "./create.ts";
+import { deleteKey } from "./delete.ts";
+import { BACKEND, checkRevision, PREFIX, withAbort } from "./errors.ts";
+import { aborted, type BackendConfig, Handle } from "./handle.ts";
+import { histories, verify } from "./history.ts";
+import { getMessage } from "./mover.ts";
+import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
+import { update } from "./update.ts";
 
-// A conditional write that loses a race re-reads and retries; a key that changes this often
-// between a read and a write is reported as unavailable rather than retried forever.
-const MAX_CAS_ATTEMPTS = 8;
 const ENCODER = new TextEncoder();
-
-/** What the backend works with, all of it checked at open. */
-export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
-  readonly prefix: string;
-  readonly readBeforeUpdate: boolean;
-  readonly kv: KV;
-  /** The stream's max message size (-1: unlimited). */
-  readonly maxMsgSize: number;
-  /** Whether old delete markers may be purged (the connection holds the purge permission). */
-  readonly purge: boolean;
-  /** Told once when a purge is refused after all and old markers are kept from then on. */
-  readonly warn: (message: string) => void;
-  /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
-  readonly instance: string;
-  /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
-  readonly headers: WriteTarget["headers"];
-}
-
-type Op = "list" | "read" | "create" | "update" | "delete" | "audit";
-
-/** One key's latest message: a live entry or a delete marker. */
-interface Latest {
-  readonly live: boolean;
-  readonly revision: number;
-}
 
 /** The jetstream backend's raw operations. */
 export class JetStreamBackend implements BackendOps {
   readonly info: Info;
-  readonly #c: BackendConfig;
-  readonly #ks: Keyspace;
-  // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
-  // clustered) and the prefix, so a revision recorded here never authorizes a write in another
-  // store, nor in this bucket once it has been deleted and created again or (clustered) restored.
-  readonly #ns: string;
-  // The key's prefix inside the bucket ("alice." or "").
-  readonly #keyPrefix: string;
-  readonly #capacity = new CapacityBound();
-  #purge: boolean;
-  // The stream's creation time at the last count.
-  #created: string;
+  readonly history: HistoryOps | undefined;
+  readonly #h: Handle;
 
   constructor(config: BackendConfig) {
-    this.#c = config;
     const { bucket, prefix } = config;
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
-    this.#ns = `${BACKEND}:${bucket}@${config.instance}/${prefix}`;
-    this.#keyPrefix = prefix === "" ? "" : `${prefix}.`;
-    this.#ks = { ...config, subjectPrefix: `$KV.${bucket}.${this.#keyPrefix}` };
-    this.#purge = config.purge;
-    this.#created = config.created;
+    this.#h = new Handle(config);
+    this.history = config.keeper === undefined ? undefined : historyOps(this.#h, config.keeper);
   }
 
   list(call: Call): Promise<Item[]> {
-    return this.#run("list", undefined, call, async (d) => {
-      const { latest, oldMarkers } = await scan(this.#ks, d);
-      await this.#purgeOld(oldMarkers, d);
+    const h = this.#h;
+    return h.run("list", undefined, call, async (d) => {
+      const { latest, oldMarkers, markers } = await scan(h.ks, d);
+      // With history, a marker on a key's subject is a delete whose move was cut short.
+      if (h.keeper !== undefined) { for (const m of markers) h.keeper.moveSoon(m.key); }
+      else await h.markers.purgeOld(oldMarkers, d);
       const items: Item[] = [];
       for (const [key, entry] of latest) {
         // Listed when its header parses, as the file backend lists from headers alone.
@@ -101,351 +55,69 @@ export class JetStreamBackend implements BackendOps {
   }
 
   audit(call: Call): Promise<StoreAudit> {
-    return this.#run("audit", undefined, call, async (d) => {
-      const scanned = await scan(this.#ks, d, { illegal: true });
+    const h = this.#h;
+    return h.run("audit", undefined, call, async (d) => {
+      const scanned = await scan(h.ks, d, { illegal: true });
       if (!scanned.complete) {
         throw new UnavailableError(
           `${PREFIX} Cannot audit the store: the scan was cut short before it saw every key`,
         );
       }
-      return auditOfScan(scanned);
+      const audit = auditOfScan(scanned);
+      if (h.keeper === undefined) return audit;
+      return { ...audit, history: verify(await histories(h.keeper.target, d)) };
     });
   }
 
   // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
-    const work = this.#c.kv.get(this.#keyPrefix + key);
-    let e: KvEntry | null;
+    const h = this.#h;
+    if (h.gone) await h.run("read", key, call, () => Promise.resolve());
+    const work = getMessage(h.c, h.c.stream, { last_by_subj: h.subject(key) });
+    let m: Awaited<typeof work>;
     try {
-      e = await (call.signal === undefined
+      m = await (call.signal === undefined
         ? work
         : withAbort(work, call.signal, (cause) =>
-          this.#aborted("read", key, cause)));
+          aborted("read", key, cause)));
     } catch (err) {
-      throw this.#failure("read", key, err);
+      throw h.failure("read", key, err);
     }
-    if (e === null || isMarker(e)) {
+    if (m === null || isMarkerMessage(m.header)) {
       throw new NotFoundError(
         `${PREFIX} Cannot read memory ${quote(key)}: no memory has this key`,
         { key },
       );
     }
-    const entry = parseEntry(e.value, key);
-    if (call.scope !== null && !call.signal?.aborted) {
-      call.scope.record(this.#ns, key, checkRevision(e.revision));
-    }
+    const entry = parseEntry(m.data, key);
+    const revision = checkRevision(m.seq);
+    h.keeper?.saw(key, revision, m.header, m.data);
+    if (call.scope !== null && !call.signal?.aborted) call.scope.record(h.ns, key, revision);
     return entry;
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {
-    return this.#run("create", w.key, call, async (d) => {
-      const data = ENCODER.encode(serializeValid(w.description, w.content));
-      const subject = this.#ks.subjectPrefix + w.key;
-      // With a bound from this store's last count or write: one publish that holds only if
-      // nothing else was written to the stream since (see capacity.ts).
-      const bound = this.#capacity.usable();
-      const tried = bound !== undefined && this.#fits(data, STREAM_SEQUENCE_HEADER_BYTES);
-      if (tried) {
-        try {
-          const revision = await publish(this.#c, subject, data, {
-            revision: 0,
-            streamSeq: bound.seq,
-          }, d.left());
-          this.#capacity.wrote(bound, revision, 1);
-          this.#record(call, d, w.key, revision);
-          return;
-        } catch (e) {
-          if (!isWrongLastSequence(e)) throw e;
-        }
-      }
-      // Refused: the key holds something, or others wrote since the bound. Look at the key
-      // first, so a key that holds a memory costs no count.
-      let latest: Latest | undefined;
-      if (tried) {
-        latest = await this.#get(w.key);
-        if (latest?.live) throw exists(w.key);
-        this.#capacity.contended(true);
-      }
-      const known = this.#capacity.current()?.seq;
-      const counted = await this.#count(d);
-      // Nothing was written since this store's last write: next time a bound will do.
-      if (counted.seq === known) this.#capacity.contended(false);
-      this.#capacity.offer(counted);
-      if (counted.live >= MAX_ENTRIES) {
-        // A full store still says "exists" for a key it holds: that is the answer a caller can use.
-        if (!tried && (await this.#get(w.key))?.live) throw exists(w.key);
-        checkCapacity(counted.live, w.key);
-      }
-      // Expect nothing under the key; when a delete marker is there, expect that marker.
-      let expected = latest?.revision ?? 0;
-      for (let attempt = 1;; attempt++) {
-        try {
-          const revision = await publish(this.#c, subject, data, { revision: expected }, d.left());
-          this.#capacity.wrote(counted, revision, 1);
-          this.#record(call, d, w.key, revision);
-          return;
-        } catch (e) {
-          if (!isWrongLastSequence(e)) throw e;
-        }
-        const now = await this.#get(w.key);
-        if (now?.live) throw exists(w.key);
-        if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("create", w.key);
-        expected = now?.revision ?? 0;
-      }
-    });
+    return this.#write("create", create, w, call);
   }
 
   update(w: ValidWrite, call: Call): Promise<void> {
-    return this.#run("update", w.key, call, async (d) => {
-      const data = ENCODER.encode(serializeValid(w.description, w.content));
-      const subject = this.#ks.subjectPrefix + w.key;
-      const before = this.#capacity.current();
-      if (!this.#c.readBeforeUpdate && !call.checked) {
-        // Like the file backend: replace, or create (which counts against capacity).
-        const latest = await this.#get(w.key);
-        let from = before;
-        if (!latest?.live) {
-          from = await this.#count(d);
-          this.#capacity.offer(from);
-          checkCapacity(from.live, w.key);
-        }
-        const revision = await publish(this.#c, subject, data, {}, d.left());
-        this.#capacity.wrote(from, revision, 1);
-        this.#record(call, d, w.key, revision);
-        return;
-      }
-      const seen = call.scope?.revision(this.#ns, w.key);
-      if (seen === undefined || seen <= 0) {
-        throw new StaleError(
-          `${PREFIX} Cannot update memory ${
-            quote(w.key)
-          }: this run has not read it; read it first, then update`,
-          { key: w.key },
-        );
-      }
-      let revision: number;
-      try {
-        revision = await publish(this.#c, subject, data, { revision: seen }, d.left());
-      } catch (e) {
-        if (!isWrongLastSequence(e)) throw e;
-        throw new StaleError(
-          `${PREFIX} Cannot update memory ${
-            quote(w.key)
-          }: it changed or was deleted since this run read it; read it again, then update`,
-          { key: w.key },
-        );
-      }
-      // Counted as a possible new key: a scope restored from a snapshot could name a delete
-      // marker's revision, and then this write brings the key back.
-      this.#capacity.wrote(before, revision, 1);
-      this.#record(call, d, w.key, revision);
-    });
+    return this.#write("update", update, w, call);
+  }
+
+  #write(op: "create" | "update", path: typeof create, w: ValidWrite, call: Call): Promise<void> {
+    return this.#h.run(op, w.key, call, (d) => path(this.#h, { w, call, d, data: encoded(w) }));
   }
 
   delete(key: string, call: Call): Promise<boolean> {
     // A revision this run saw can stand in for a look at the key; then the run loses its
     // authority over the key, whatever happens.
-    const seen = call.scope?.revision(this.#ns, key);
-    call.scope?.forget(this.#ns, key);
-    return this.#run("delete", key, call, async (d) => {
-      const subject = this.#ks.subjectPrefix + key;
-      if (call.checked) return await this.#checkedDelete(key, subject, seen, d);
-      for (let attempt = 1;; attempt++) {
-        const before = this.#capacity.current();
-        const guess = attempt === 1 && seen !== undefined && seen > 0;
-        let revision: number;
-        if (guess) revision = seen;
-        else {
-          const latest = await this.#get(key);
-          if (!latest?.live) return false;
-          revision = latest.revision;
-        }
-        // Only the deleter whose expected revision is still the latest writes the marker.
-        let marker: number;
-        try {
-          marker = await publishDelete(this.#c, subject, revision, d.left());
-        } catch (e) {
-          if (!isWrongLastSequence(e)) throw e;
-          if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw this.#churn("delete", key);
-          continue;
-        }
-        // A looked-at key was live just before its marker: one key fewer. A scope's revision is
-        // trusted for the write, not for the bound.
-        this.#capacity.wrote(before, marker, guess ? 0 : -1);
-        // The marker stays: purging it now is not durable across a server crash (see MARKERS).
-        return true;
-      }
-    });
-  }
-
-  // A delete that writes its marker only at the revision this run read or wrote (see Call).
-  async #checkedDelete(
-    key: string,
-    subject: string,
-    seen: number | undefined,
-    d: Deadline,
-  ): Promise<boolean> {
-    const stale = (why: string) =>
-      new StaleError(`${PREFIX} Cannot delete memory ${quote(key)}: ${why}`, { key });
-    if (seen === undefined || seen <= 0) {
-      throw stale("this run has not read it; read it first, then delete");
-    }
-    const before = this.#capacity.current();
-    let marker: number;
-    try {
-      marker = await publishDelete(this.#c, subject, seen, d.left());
-    } catch (e) {
-      if (!isWrongLastSequence(e)) throw e;
-      throw stale("it changed or was deleted since this run read it; read it again, then delete");
-    }
-    this.#capacity.wrote(before, marker, 0);
-    return true;
-  }
-
-  // Counts the keyspace. A bucket deleted and created again since the last count makes every
-  // bound taken before worthless (its sequences belong to another stream), so they are dropped.
-  async #count(d: Deadline): Promise<Bound> {
-    const counted = await count(this.#ks, d, {
-      bound: this.#capacity.current(),
-      created: this.#created,
-    });
-    await this.#purgeOld(counted.oldMarkers, d);
-    if (counted.created !== this.#created) {
-      this.#capacity.reset();
-      this.#created = counted.created;
-    }
-    return counted;
-  }
-
-  // Purges delete markers old enough to go (see MARKERS), a few at a time and within the call's
-  // deadline, so churn leaves nothing to scan past for long.
-  async #purgeOld(markers: readonly OldMarker[], d: Deadline): Promise<void> {
-    for (let i = 0; i < markers.length && this.#purge && !d.cancelled; i += 16) {
-      await Promise.all(markers.slice(i, i + 16).map((m) => this.#purgeMarker(m.subject, m.seq)));
-    }
-  }
-
-  // Removes a delete marker (and anything older under its subject; a write made after it has a
-  // higher sequence and stays). The delete already happened: a purge that fails leaves the
-  // marker, which every call treats as absent.
-  async #purgeMarker(subject: string, marker: number): Promise<void> {
-    if (!this.#purge) return;
-    try {
-      await purgeMarker(this.#c, subject, marker);
-    } catch (e) {
-      // Refused for good (no permission, or the stream denies purges): fall back to markers,
-      // and say so once. A timeout or a lost connection just leaves this one marker.
-      const denied = isPermissionDenied(e);
-      // Purges run a few at once: the first refusal says so, the others are quiet.
-      if ((denied || apiCode(e) !== undefined) && this.#purge) {
-        this.#purge = false;
-        this.#c.warn(
-          `${PREFIX} Memory bucket ${quote(this.#c.bucket)}: ${
-            denied
-              ? `this NATS user may not purge the bucket's stream (grant publish permission on $JS.API.STREAM.PURGE.${this.#c.stream})`
-              : `the server refused to purge the bucket's stream (${
-                reason(e, this.#c.bucket, `${this.#c.timeout} ms`)
-              })`
-          }, so delete markers are now kept for good, which slows listing as they accumulate`,
-        );
-      }
-    }
-  }
-
-  // Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values.
-  #fits(data: Uint8Array, extra: number): boolean {
-    const max = this.#c.maxMsgSize;
-    return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + extra <= max;
-  }
-
-  // Records a revision in the call's scope, unless the caller was already told the call failed:
-  // a scope only learns what its run saw.
-  #record(call: Call, d: Deadline, key: string, revision: number): void {
-    if (!d.cancelled && !call.signal?.aborted) call.scope?.record(this.#ns, key, revision);
-  }
-
-  // The key's latest message, read from the stream leader; `undefined` when the key holds
-  // nothing. During a leader change a read can miss a write acknowledged just before it (4 of
-  // 70,059 reads in a nemesis run, 4 to 6 s into an isolated or paused leader): a write built on
-  // such a read carries its revision and fails with StaleError, never overwriting the newer value.
-  async #get(key: string): Promise<Latest | undefined> {
-    const e = await this.#c.kv.get(this.#keyPrefix + key);
-    if (e === null) return undefined;
-    return { live: !isMarker(e), revision: checkRevision(e.revision) };
-  }
-
-  #churn(op: "create" | "delete", key: string): UnavailableError {
-    return new UnavailableError(
-      `${PREFIX} Cannot ${op} memory ${
-        quote(key)
-      }: the key kept changing under concurrent writers; try again`,
-      { key },
-    );
-  }
-
-  #head(op: Op, key: string | undefined): string {
-    const verb = op === "list"
-      ? "list memories"
-      : op === "audit"
-      ? "audit the store"
-      : `${op} memory`;
-    return `${PREFIX} Cannot ${verb}${key === undefined ? "" : ` ${quote(key)}`}`;
-  }
-
-  #aborted(op: Op, key: string | undefined, cause: unknown): UnavailableError {
-    return new UnavailableError(`${this.#head(op, key)}: the call was aborted${uncertain(op)}`, {
-      key,
-      cause,
-    });
-  }
-
-  // Anything that is not a MemoryError becomes an UnavailableError that names the kind of
-  // failure but never the server's address.
-  #failure(op: Op, key: string | undefined, e: unknown): MemoryError {
-    if (e instanceof MemoryError) return e;
-    return new UnavailableError(
-      `${this.#head(op, key)}: ${reason(e, this.#c.bucket, `${this.#c.timeout} ms`)}${
-        uncertain(op)
-      }`,
-      { key, cause: e },
-    );
-  }
-
-  // Runs one call of several requests under its deadline and signal.
-  async #run<T>(
-    op: Op,
-    key: string | undefined,
-    call: Call,
-    fn: (d: Deadline) => Promise<T>,
-  ): Promise<T> {
-    const { timeout } = this.#c;
-    const d = new Deadline(timeout);
-    try {
-      return await withDeadline(fn(d), timeout, call.signal, (why, cause) => {
-        d.cancel();
-        return why === "timeout"
-          ? new UnavailableError(
-            `${this.#head(op, key)}: NATS did not answer within ${timeout} ms${uncertain(op)}`,
-            { key },
-          )
-          : this.#aborted(op, key, cause);
-      });
-    } catch (e) {
-      throw this.#failure(op, key, e);
-    } finally {
-      d.cancel();
-    }
+    const seen = call.scope?.revision(this.#h.ns, key);
+    call.scope?.forget(this.#h.ns, key);
+    return this.#h.run("delete", key, call, (d) => deleteKey(this.#h, { key, call, seen, d }));
   }
 }
 
-function uncertain(op: Op): string {
-  return op === "create" || op === "update" || op === "delete"
-    ? "; the write may or may not have been applied"
-    : "";
-}
-
-function isMarker(e: KvEntry): boolean {
-  const op = e.operation;
-  return op === "DEL" || op === "PURGE";
+function encoded(w: ValidWrite): Uint8Array {
+  return ENCODER.encode(serializeValid(w.description, w.content));
 }

@@ -7,7 +7,8 @@ import { ConfigError, MemoryError, UnavailableError } from "../../store/errors.t
 import { validateKey } from "../../store/validate.ts";
 import { describeType, quote } from "../../store/_text.ts";
 import { apiCode, errorName, PREFIX, reason, STREAM_NOT_FOUND } from "./errors.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
+import { JETSTREAM_HISTORY_MIN_VALUE_SIZE, JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
+import { bucketInitCommand } from "./bucket_settings.ts";
 
 /** How long construction may take. */
 export const BIND_TIMEOUT_MS = 10_000;
@@ -99,9 +100,20 @@ export function checkConnection(nc: unknown): NatsConnection {
   return c as NatsConnection;
 }
 
-/** How to create a bucket that passes every check, with the NATS CLI or from code. */
+/** How to create a bucket that passes every check: the CLI, or code; with history off, the NATS way. */
 export function createHint(bucket: string): string {
-  return `create it with the NATS CLI: nats kv add ${bucket} --history=1 --storage=file --replicas=1 --max-value-size=${JETSTREAM_MIN_VALUE_SIZE} (--replicas=3 on a cluster); or from code with @nats-io/kv: await new Kvm(nc).create("${bucket}", { history: 1, replicas: 1, maxValueSize: ${JETSTREAM_MIN_VALUE_SIZE} })`;
+  return `create it with: ${
+    bucketInitCommand(bucket)
+  } (add --replicas=3 on a cluster), or from code with createJetStreamBucket(nc, { bucket: "${bucket}", replicas: 1, storage: "file", maxValueSize: ${JETSTREAM_HISTORY_MIN_VALUE_SIZE} }); for a store opened with history: false, the NATS CLI's nats kv add ${bucket} --history=1 --storage=file --replicas=1 --max-value-size=${JETSTREAM_MIN_VALUE_SIZE} will do, or from code with @nats-io/kv: await new Kvm(nc).create("${bucket}", { history: 1, replicas: 1, maxValueSize: ${JETSTREAM_MIN_VALUE_SIZE} })`;
+}
+
+/**
+ * The bucket instance a stream info describes, for the Scope namespace: the stream's creation
+ * time, and its raft group when clustered (named anew when the stream is created or restored from
+ * a backup, which keeps the creation time).
+ */
+export function instanceOf(si: StreamInfo): string {
+  return si.cluster?.raft_group ? `${si.created}~${si.cluster.raft_group}` : si.created;
 }
 
 /** Turns a failure to bind into the error construction reports. */
@@ -133,8 +145,15 @@ export function bindFailure(bucket: string, e: unknown): MemoryError {
   );
 }
 
-/** Refuses a bucket whose settings would lose memories silently or refuse valid ones. */
-export function checkBucket(bucket: string, si: StreamInfo): void {
+/**
+ * Refuses a bucket whose settings would lose memories silently or refuse valid ones; `minimum`
+ * is the max value size the store's writes need.
+ */
+export function checkBucket(
+  bucket: string,
+  si: StreamInfo,
+  minimum = JETSTREAM_MIN_VALUE_SIZE,
+): void {
   const head = `${PREFIX} Cannot use memory bucket ${quote(bucket)}`;
   const { max_age, max_msg_size, discard, max_bytes, max_msgs } = si.config;
   if (max_age > 0) {
@@ -146,9 +165,9 @@ export function checkBucket(bucket: string, si: StreamInfo): void {
       })`,
     );
   }
-  if (max_msg_size > 0 && max_msg_size < JETSTREAM_MIN_VALUE_SIZE) {
+  if (max_msg_size > 0 && max_msg_size < minimum) {
     throw new ConfigError(
-      `${head}: its max value size is ${max_msg_size} bytes, below the ${JETSTREAM_MIN_VALUE_SIZE} bytes the largest valid memory takes on the wire (the entry plus the write's headers); raise it with: nats stream edit KV_${bucket} --max-msg-size=${JETSTREAM_MIN_VALUE_SIZE}`,
+      `${head}: its max value size is ${max_msg_size} bytes, below the ${minimum} bytes the largest valid memory takes on the wire (the entry plus the write's headers); raise it with: nats stream edit KV_${bucket} --max-msg-size=${minimum}`,
     );
   }
   if (discard === "old" && ((max_bytes ?? -1) > 0 || (max_msgs ?? -1) > 0)) {
@@ -223,4 +242,60 @@ export function isPermissionDenied(e: unknown): boolean {
     }
   }
   return false;
+}
+
+/** The name of a bucket's history stream. */
+export function historyStream(bucket: string): string {
+  return `KVH_${bucket}`;
+}
+
+/**
+ * What a bucket lacks for history, in words, or `undefined` when it has it all: a stream that
+ * keeps every message of a key (a per-key limit would drop versions before they are moved out,
+ * and after a server crash bring purged ones back), and a history stream for the moved versions
+ * that keeps what it is given.
+ */
+export function missingForHistory(
+  bucket: string,
+  si: StreamInfo,
+  hsi: StreamInfo | undefined,
+): string | undefined {
+  const missing: string[] = [];
+  const perKey = si.config.max_msgs_per_subject ?? 0;
+  if (perKey > 0) {
+    missing.push(
+      `its stream keeps ${perKey} message${
+        perKey === 1 ? "" : "s"
+      } per key (max_msgs_per_subject ${perKey}; history needs -1, every message)`,
+    );
+  }
+  const name = historyStream(bucket);
+  if (hsi === undefined) missing.push(`its history stream ${name} does not exist`);
+  else {
+    const c = hsi.config;
+    const subject = `$KVH.${bucket}.>`;
+    if (!(c.subjects ?? []).includes(subject)) {
+      missing.push(`its history stream ${name} does not take the subjects ${subject}`);
+    }
+    if ((c.max_msgs_per_subject ?? 0) > 0) {
+      missing.push(`its history stream ${name} keeps ${c.max_msgs_per_subject} message(s) per key`);
+    }
+    if (c.max_age > 0) missing.push(`its history stream ${name} expires messages (max_age)`);
+    if (c.discard === "old" && ((c.max_bytes ?? -1) > 0 || (c.max_msgs ?? -1) > 0)) {
+      missing.push(`its history stream ${name} discards its oldest messages when full`);
+    }
+    if (c.sealed) missing.push(`its history stream ${name} is sealed`);
+  }
+  return missing.length === 0 ? undefined : missing.join("; ");
+}
+
+/** The refusal of a bucket that lacks what history needs. */
+export function historyRefusal(bucket: string, missing: string): ConfigError {
+  return new ConfigError(
+    `${PREFIX} Cannot use memory bucket ${
+      quote(bucket)
+    } with history (the default): ${missing}; add what history needs, keeping every memory, with: ${
+      bucketInitCommand(bucket)
+    }; or open the store with option "history": false`,
+  );
 }

@@ -13,7 +13,19 @@ export interface BucketSettings {
   readonly maxValueSize: number;
 }
 
-/** The NATS CLI command that creates the same bucket. */
-export function natsKvAddCommand(s: BucketSettings): string {
-  return `nats kv add ${s.bucket} --history=1 --storage=${s.storage} --replicas=${s.replicas} --max-value-size=${s.maxValueSize}`;
+/**
+ * The command that creates a bucket with what history needs, or adds it to an existing bucket
+ * (keeping every memory): the bucket's stream with every message of a key kept, its history
+ * stream, and the anchor.
+ */
+export function bucketInitCommand(
+  bucket: string,
+  s: Partial<Omit<BucketSettings, "bucket">> = {},
+): string {
+  return [
+    `agentmem bucket init --bucket=${bucket}`,
+    ...(s.replicas === undefined ? [] : [`--replicas=${s.replicas}`]),
+    ...(s.storage === undefined ? [] : [`--storage=${s.storage}`]),
+    ...(s.maxValueSize === undefined ? [] : [`--max-value-size=${s.maxValueSize}`]),
+  ].join(" ");
 }

@@ -33,6 +33,12 @@ export interface Bound {
   readonly live: number;
   /** ...when the stream's last sequence was this. */
   readonly seq: number;
+  /**
+   * Set when `live` is the exact count at `seq` (a count that completed with nothing written
+   * meanwhile): the stream's message total then, so a later count that finds the same sequence
+   * and total knows nothing changed.
+   */
+  readonly exact?: number | undefined;
 }
 
 /** One store's capacity bound, offered by every call that learns a stream sequence. */
@@ -53,10 +59,16 @@ export class CapacityBound {
     return this.#bound;
   }
 
-  /** Keeps `b` when it is at a later sequence than the current bound (or tighter at the same). */
+  /**
+   * Keeps `b` when it is at a later sequence than the current bound (or, at the same, tighter or
+   * exact where the current one is not).
+   */
   offer(b: Bound): void {
     const now = this.#bound;
-    if (now === undefined || b.seq > now.seq || (b.seq === now.seq && b.live < now.live)) {
+    if (
+      now === undefined || b.seq > now.seq ||
+      (b.seq === now.seq && (b.live < now.live || (b.live === now.live && now.exact === undefined)))
+    ) {
       this.#bound = b;
     }
   }

@@ -1,28 +1,20 @@
 // Listing and counting a jetstream keyspace: one pass over the stream's last message per
 // subject, never a request per key.
 
+import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { ConsumerInfo, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { CorruptError, UnavailableError } from "../../store/errors.ts";
 import { MAX_ENTRIES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { validateKey } from "../../store/validate.ts";
 import type { Bound } from "./capacity.ts";
-import { apiCode, type Deadline, PREFIX } from "./errors.ts";
-import { KV_OPERATION } from "./wire.ts";
+import { type Deadline, PREFIX } from "./errors.ts";
+import { drain, nanosOf, type Pulled } from "./pull.ts";
+import { ANCHOR_NAME, KV_OPERATION } from "./wire.ts";
 
-// Messages per pull while listing: bounds what one pull can put on the wire (128 largest
-// entries are about 9 MB) while keeping a listing to a handful of round trips.
-const SCAN_BATCH = 128;
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
 const MIN_CONSUMER_IDLE_MS = 30_000;
-// How long one pull waits for its messages before the scan asks the consumer what is left (the
-// least the NATS client allows); a cancelled deadline stops a pull sooner.
-const PULL_EXPIRES_MS = 1_000;
-// How long to wait before pulling again from a consumer that is not ready yet.
-const PULL_RETRY_MS = 50;
-// The status a pull gets when nothing serves the consumer yet.
-const NO_RESPONDERS = 503;
 const CLOSE = [0x0a, 0x2d, 0x2d, 0x2d, 0x0a]; // "\n---\n"
 
 /** What a scan reads from: one bucket's stream, under one prefix. */
@@ -30,6 +22,7 @@ export interface Keyspace {
   readonly bucket: string;
   readonly stream: string;
   readonly timeout: number;
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   /** What precedes a key in a message subject (`$KV.<bucket>.<prefix>.`). */
@@ -58,6 +51,10 @@ export interface OldMarker {
 export interface Scanned {
   readonly revision: number;
   readonly value: Uint8Array;
+  /** The message's headers (a version's record, with history on). */
+  readonly headers: MsgHdrs | undefined;
+  /** The server's timestamp, in nanoseconds. */
+  readonly ns: bigint;
 }
 
 /** How a scan reads. */
@@ -66,6 +63,16 @@ export interface ScanOptions {
   readonly headersOnly?: boolean;
   /** Keep the latest live value of subjects that are not legal keys too (an operator's audit). */
   readonly illegal?: boolean;
+  /**
+   * Read nothing when the keyspace's subjects (live keys and delete markers) number what this
+   * accepts (a count that only needs to know the store is not full).
+   */
+  readonly enough?: ((subjects: number) => boolean) | undefined;
+}
+
+/** A delete marker a scan met: its key and sequence. */
+export interface Marker extends OldMarker {
+  readonly key: string;
 }
 
 /** What a scan saw. */
@@ -81,86 +88,135 @@ export interface ScanResult {
   readonly complete: boolean;
   /** Delete markers old enough to purge. */
   readonly oldMarkers: OldMarker[];
+  /** Every delete marker of a legal key it met (at most `MARKERS.perCall`). */
+  readonly markers: Marker[];
+  /** The stream's last sequence just after the scan's consumer was made (when it was read). */
+  readonly through?: number | undefined;
+  /** The keyspace's subjects when the scan began; with `enough` accepting it, nothing was read. */
+  readonly subjects: number;
+  readonly read: boolean;
+}
+
+/** What `readAll` delivers from: a stream, and how to make and drain a consumer on it. */
+export interface Source {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly timeout: number;
+}
+
+/**
+ * Every message of `stream` under `filter` an ephemeral consumer delivers (`last_per_subject`, or
+ * every message), in the order the server sends them, until the consumer has looked past the
+ * stream's last sequence as it was once the consumer existed (see `pull.ts`).
+ *
+ * @returns Whether it saw everything, and that last sequence (`undefined` for no messages).
+ */
+export async function readAll(
+  src: Source,
+  stream: string,
+  filter: string,
+  d: Deadline,
+  options: {
+    readonly lastPerSubject: boolean;
+    readonly headersOnly: boolean;
+    /** Answer without waiting for the consumer's delete (it expires by itself if lost). */
+    readonly leave?: boolean;
+    /** Read nothing when the consumer starts with a number of messages this accepts. */
+    readonly enough?: ((initial: number) => boolean) | undefined;
+  },
+  onMessage: (m: Pulled) => void,
+): Promise<{ complete: boolean; through: number | undefined; initial: number; read: boolean }> {
+  const { jsm, timeout } = src;
+  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
+    ack_policy: "none",
+    deliver_policy: options.lastPerSubject ? "last_per_subject" : "all",
+    filter_subject: filter,
+    headers_only: options.headersOnly,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
+  });
+  let complete = true;
+  let through: number | undefined;
+  const read = ci.num_pending > 0 && !(options.enough?.(ci.num_pending) ?? false);
+  try {
+    if (read) {
+      const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
+      complete = await drain(
+        { nc: src.nc, jsm, stream },
+        ci.name,
+        ci.num_pending,
+        last,
+        d,
+        onMessage,
+      );
+    }
+  } finally {
+    // Best effort: a consumer whose delete is lost expires on the server by itself.
+    const deleted = jsm.consumers.delete(stream, ci.name).catch(() => {});
+    if (!options.leave) await deleted;
+  }
+  return { complete: complete && !d.cancelled, through, initial: ci.num_pending, read };
+}
+
+/** Whether a message is a delete marker (or a purge's, or the server's). */
+export function isMarkerMessage(headers: MsgHdrs | undefined): boolean {
+  const op = headers?.get(KV_OPERATION);
+  return op === "DEL" || op === "PURGE" || (headers?.has("Nats-Marker-Reason") ?? false);
 }
 
 /**
  * The latest live message of every key under the prefix, in one pass over the stream: an
- * ephemeral consumer delivering the last message per subject, pulled in batches, deleted after.
- * Delete markers are left out, and so are subjects that are not legal keys unless asked for.
+ * ephemeral consumer delivering the last message per subject, drained (see `pull.ts`), deleted
+ * after. Delete markers are left out, and so are subjects that are not legal keys unless asked for.
+ * A message older than one already seen for its subject (which a consumer can deliver while others
+ * write) changes nothing.
  */
 export async function scan(
   ks: Keyspace,
   d: Deadline,
   options: ScanOptions = {},
 ): Promise<ScanResult> {
-  const headersOnly = options.headersOnly ?? false;
-  const { js, jsm, stream, timeout } = ks;
-  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
-    ack_policy: "none",
-    deliver_policy: "last_per_subject",
-    filter_subject: `${ks.subjectPrefix}>`,
-    headers_only: headersOnly,
-    mem_storage: true,
-    num_replicas: 1,
-    inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
-  });
+  // Per subject, the newest message seen.
+  const newest = new Map<string, Pulled>();
+  const { complete, through, initial, read } = await readAll(
+    ks,
+    ks.stream,
+    `${ks.subjectPrefix}>`,
+    d,
+    {
+      lastPerSubject: true,
+      headersOnly: options.headersOnly ?? false,
+      enough: options.enough,
+    },
+    (m) => {
+      const seen = newest.get(m.subject);
+      if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
+    },
+  );
   const latest = new Map<string, Scanned>();
   const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
-  const oldBefore = Date.now() - MARKERS.purgeAfterMs;
-  let pending = ci.num_pending;
-  try {
-    const consumer = js.consumers.getConsumerFromInfo(ci);
-    while (pending > 0 && !d.cancelled) {
-      let received = 0;
-      try {
-        const messages = await consumer.fetch({
-          max_messages: Math.min(pending, SCAN_BATCH),
-          // Short: a pending count can be one too high while others write or take writes back,
-          // and a pull waiting for a message that never comes must not use up the deadline.
-          expires: PULL_EXPIRES_MS,
-        });
-        d.onCancel(() => messages.stop());
-        for await (const m of messages) {
-          received++;
-          pending = m.info.pending;
-          const key = keyOf(ks.subjectPrefix, m.subject);
-          const op = m.headers?.get(KV_OPERATION);
-          const marker = op === "DEL" || op === "PURGE" ||
-            (m.headers?.has("Nats-Marker-Reason") ?? false);
-          if (key === undefined) {
-            if (options.illegal && m.subject.startsWith(ks.subjectPrefix)) {
-              const name = m.subject.slice(ks.subjectPrefix.length);
-              if (marker) illegal.delete(name);
-              else illegal.set(name, m.data);
-            }
-          } else {
-            if (marker) {
-              latest.delete(key);
-              if (
-                oldMarkers.length < MARKERS.perCall &&
-                m.info.timestampNanos / 1e6 <= oldBefore
-              ) oldMarkers.push({ subject: m.subject, seq: m.seq });
-            } else latest.set(key, { revision: m.seq, value: m.data });
-          }
-          if (pending === 0) break;
-        }
-      } catch (e) {
-        // On a cluster, a consumer just created may not take pulls for a moment ("no
-        // responders"): pull again, within the deadline.
-        if (apiCode(e) !== NO_RESPONDERS || d.cancelled) throw e;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(PULL_RETRY_MS, d.left())));
-        continue;
+  const markers: Marker[] = [];
+  const oldBefore = BigInt(Date.now() - MARKERS.purgeAfterMs) * 1_000_000n;
+  for (const [subject, m] of newest) {
+    const marker = isMarkerMessage(m.headers);
+    const key = keyOf(ks.subjectPrefix, subject);
+    if (key === undefined) {
+      if (options.illegal && !marker && subject.startsWith(ks.subjectPrefix)) {
+        const name = subject.slice(ks.subjectPrefix.length);
+        if (!isReservedName(ks.subjectPrefix, name)) illegal.set(name, m.data);
       }
-      // A pull that came back short: ask the consumer what is really left (nothing, when the
-      // messages counted were removed meanwhile).
-      if (received === 0 && !d.cancelled) pending = (await consumer.info()).num_pending;
+    } else if (!marker) {
+      latest.set(key, { revision: m.seq, value: m.data, headers: m.headers, ns: nanosOf(m) });
+    } else {
+      if (markers.length < MARKERS.perCall) markers.push({ key, subject, seq: m.seq });
+      if (oldMarkers.length < MARKERS.perCall && nanosOf(m) <= oldBefore) {
+        oldMarkers.push({ subject, seq: m.seq });
+      }
     }
-  } finally {
-    // Best effort: a consumer whose delete is lost expires on the server by itself.
-    await jsm.consumers.delete(stream, ci.name).catch(() => {});
   }
-  return { latest, illegal, complete: pending === 0 && !d.cancelled, oldMarkers };
+  return { latest, illegal, complete, oldMarkers, markers, through, subjects: initial, read };
 }
 
 /**
@@ -177,32 +233,42 @@ export async function count(
   d: Deadline,
   prior?: { bound: Bound | undefined; created: string },
 ): Promise<Bound & { created: string; oldMarkers: OldMarker[] }> {
-  let info = await ks.jsm.streams.info(ks.stream);
-  // The server leaves the total out when it is 0; a stream with messages and no total counts
-  // the slow way.
-  let subjects = info.state.num_subjects ??
-    (info.state.messages === 0 ? 0 : Number.POSITIVE_INFINITY);
-  if (subjects >= MAX_ENTRIES && ks.subjectPrefix !== `$KV.${ks.bucket}.`) {
-    info = await ks.jsm.streams.info(ks.stream, { subjects_filter: `${ks.subjectPrefix}>` });
-    subjects = Object.keys(info.state.subjects ?? {}).length;
-  }
+  const info = await ks.jsm.streams.info(ks.stream);
   const { created } = info;
   const seq = info.state.last_seq;
-  if (subjects < MAX_ENTRIES) return { live: subjects, seq, created, oldMarkers: [] };
+  const messages = info.state.messages;
+  const before = prior?.created === created ? prior.bound : undefined;
+  // An exact count at this sequence, and nothing written or removed since: still exact. A full
+  // store refuses a create for the price of this one request.
+  if (before?.exact === messages && before.seq === seq) {
+    return { live: before.live, seq, exact: messages, created, oldMarkers: [] };
+  }
+  // The server leaves the total out when it is 0; a stream with messages and no total counts
+  // the slow way.
+  const total = info.state.num_subjects ??
+    (info.state.messages === 0 ? 0 : Number.POSITIVE_INFINITY);
+  if (total < MAX_ENTRIES) return { live: total, seq, created, oldMarkers: [] };
   // Subjects include delete markers, which churn leaves for a while (see MARKERS): a bound from an
   // earlier count of the same stream, moved to this sequence, spares a scan while it allows a key.
-  const before = prior?.created === created ? prior.bound : undefined;
   if (before !== undefined && seq >= before.seq) {
     const live = before.live + (seq - before.seq);
     if (live < MAX_ENTRIES) return { live, seq, created, oldMarkers: [] };
   }
-  const { latest, complete, oldMarkers } = await scan(ks, d, { headersOnly: true });
+  // The keyspace's own subjects, which the scan's consumer counts when it is made (a small reply,
+  // where a stream info listing them would name every one): below the limit, that is enough.
+  const { latest, complete, oldMarkers, through, subjects, read } = await scan(ks, d, {
+    headersOnly: true,
+    enough: (n) => n < MAX_ENTRIES,
+  });
+  if (!read) return { live: subjects, seq, created, oldMarkers: [] };
   if (!complete) {
     throw new UnavailableError(
       `${PREFIX} Cannot count memories: the count was cut short, so the store cannot tell whether it is full`,
     );
   }
-  return { live: latest.size, seq, created, oldMarkers };
+  // Nothing was written while it counted (or the scan had nothing to read): exact at `seq`.
+  const exact = through === undefined || through === seq ? messages : undefined;
+  return { live: latest.size, seq, exact, created, oldMarkers };
 }
 
 /**
@@ -231,6 +297,11 @@ function indexOfClose(bytes: Uint8Array): number {
     ) return i;
   }
   return -1;
+}
+
+// The names this library keeps in a bucket's keyspace for itself (the anchor at the bucket's top).
+function isReservedName(subjectPrefix: string, name: string): boolean {
+  return name === ANCHOR_NAME && subjectPrefix.split(".").length === 3;
 }
 
 // The memory key of a message subject; `undefined` for a name that is not a legal key

@@ -2,6 +2,7 @@
 // to take it.
 
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
+import { VERSION_HEADER_BYTES } from "./provenance.ts";
 
 /**
  * The most header bytes a revision-checked write carries. The server counts headers against a
@@ -20,11 +21,30 @@ export const MAX_WRITE_HEADER_BYTES = 51 + String(Number.MAX_SAFE_INTEGER).lengt
 export const STREAM_SEQUENCE_HEADER_BYTES = 31 + String(Number.MAX_SAFE_INTEGER).length;
 
 /**
- * The smallest positive max value size a bucket may have: the largest serialized entry
- * (`MAX_ENTRY_BYTES`) plus the largest header a write carries (67 bytes). A bucket whose max value
- * size is unlimited (-1) or at least this accepts every valid entry through `create` and `update`.
+ * The smallest positive max value size a bucket may have for a store with history off: the
+ * largest serialized entry (`MAX_ENTRY_BYTES`) plus the largest header a write carries (67 bytes).
+ * A bucket whose max value size is unlimited (-1) or at least this accepts every valid entry
+ * through `create` and `update` of such a store.
  */
 export const JETSTREAM_MIN_VALUE_SIZE: number = MAX_ENTRY_BYTES + MAX_WRITE_HEADER_BYTES;
 
+/** The rollup header a write with history off carries in a bucket that keeps every message. */
+export const ROLLUP_HEADER_BYTES = "Nats-Rollup: sub\r\n".length;
+
+/**
+ * The smallest positive max value size a bucket may have for a store with history on (the
+ * default, and what `agentmem bucket init` makes): `JETSTREAM_MIN_VALUE_SIZE` plus the headers that
+ * make a write its own version (`VERSION_HEADER_BYTES`).
+ */
+export const JETSTREAM_HISTORY_MIN_VALUE_SIZE: number = JETSTREAM_MIN_VALUE_SIZE +
+  VERSION_HEADER_BYTES;
+
 /** The header that marks a KV delete. */
 export const KV_OPERATION = "KV-Operation";
+
+/**
+ * The name of the anchor, a message `agentmem bucket init` writes first into a new bucket
+ * (`$KV.<bucket>.~agentmem`, not a legal key, so no listing shows it) and nothing ever removes:
+ * with it first in the stream, every purge a delete makes is durable (see `mover.ts`).
+ */
+export const ANCHOR_NAME = "~agentmem";

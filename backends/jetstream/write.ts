@@ -37,6 +37,8 @@ export interface Expect {
 /**
  * Publishes `data` to `subject` if the expectations hold; resolves to the new revision. A
  * publish nothing answers is checked against the bucket, so a deleted bucket is named as such.
+ * `h`: the version's headers (history on), or `"rollup"` to replace whatever the subject held
+ * (history off in a bucket that keeps every message).
  */
 export async function publish(
   t: WriteTarget,
@@ -44,20 +46,22 @@ export async function publish(
   data: Uint8Array,
   expect: Expect,
   timeout: number,
+  h?: MsgHdrs | "rollup",
 ): Promise<number> {
+  let hdrs: MsgHdrs | undefined;
+  if (h === "rollup") {
+    hdrs = t.headers();
+    hdrs.set("Nats-Rollup", "sub");
+  } else hdrs = h;
   const opts = {
+    ...(hdrs === undefined ? {} : { headers: hdrs }),
     timeout,
     expect: {
       ...(expect.revision === undefined ? {} : { lastSubjectSequence: expect.revision }),
       ...(expect.streamSeq === undefined ? {} : { lastSequence: expect.streamSeq }),
     },
   };
-  try {
-    return checkRevision((await t.js.publish(subject, data, opts)).seq);
-  } catch (e) {
-    if (isNoResponders(e)) await checkBucketExists(t, e);
-    throw e;
-  }
+  return await acked(t, () => t.js.publish(subject, data, opts));
 }
 
 /**
@@ -69,16 +73,19 @@ export async function publishDelete(
   subject: string,
   revision: number,
   timeout: number,
+  version?: MsgHdrs,
 ): Promise<number> {
-  const h = t.headers();
+  const h = version ?? t.headers();
   h.set(KV_OPERATION, "DEL");
+  const expect = { lastSubjectSequence: revision };
+  return await acked(t, () => t.js.publish(subject, undefined, { headers: h, timeout, expect }));
+}
+
+// The revision a publish was acknowledged at; a publish nothing answers is checked against the
+// bucket, so a deleted bucket is named as such.
+async function acked(t: WriteTarget, send: () => Promise<{ seq: number }>): Promise<number> {
   try {
-    const ack = await t.js.publish(subject, undefined, {
-      headers: h,
-      timeout,
-      expect: { lastSubjectSequence: revision },
-    });
-    return checkRevision(ack.seq);
+    return checkRevision((await send()).seq);
   } catch (e) {
     if (isNoResponders(e)) await checkBucketExists(t, e);
     throw e;

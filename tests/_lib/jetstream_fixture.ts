@@ -3,7 +3,13 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm, type KvOptions } from "@nats-io/kv";
-import { type JetStreamStoreOptions, openJetStreamStore, type Store } from "../../mod.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  type JetStreamStoreOptions,
+  openJetStreamStore,
+  type Store,
+} from "../../mod.ts";
 import { natsConnect, type NatsServer, needsNats, startNatsServer } from "./nats_server.ts";
 
 export const BUCKET = "memory";
@@ -15,7 +21,10 @@ export interface NatsFixture extends AsyncDisposable {
   readonly nc: NatsConnection;
   /** The raw bucket `BUCKET`, for planting and inspecting what a store wrote. */
   readonly kv: KV;
-  /** Opens a store over `BUCKET` on a connection of its own (as another process would). */
+  /**
+   * Opens a store over `BUCKET` on a connection of its own (as another process would): with
+   * history in a bucket made for it, with `history: false` in one made the NATS KV way.
+   */
   open(options?: Partial<JetStreamStoreOptions>): Promise<Store>;
   /** A new connection to the server, closed by cleanup. */
   connect(): Promise<NatsConnection>;
@@ -24,8 +33,17 @@ export interface NatsFixture extends AsyncDisposable {
   cleanup(): Promise<void>;
 }
 
-/** Starts a server, creates `BUCKET` with `bucket` settings, and returns the fixture. */
-export async function natsFixture(bucket: Partial<KvOptions> = {}): Promise<NatsFixture> {
+/**
+ * Starts a server, creates `BUCKET` and returns the fixture. With no `bucket` settings the bucket
+ * is made by `createJetStreamBucket`, with what history needs; with settings (or
+ * `{ history: false }`) it is made the NATS KV way with them (one message per key), and stores
+ * open with history off.
+ */
+export async function natsFixture(
+  bucket: Partial<KvOptions> = {},
+  options: { readonly history?: boolean } = {},
+): Promise<NatsFixture> {
+  const history = options.history ?? Object.keys(bucket).length === 0;
   const server = await startNatsServer();
   const connections: NatsConnection[] = [];
   const connect = async () => {
@@ -35,7 +53,16 @@ export async function natsFixture(bucket: Partial<KvOptions> = {}): Promise<Nats
   };
   try {
     const nc = await connect();
-    const kv = await new Kvm(nc).create(BUCKET, { history: 1, ...bucket });
+    let kv: KV;
+    if (history) {
+      await createJetStreamBucket(nc, {
+        bucket: BUCKET,
+        replicas: 1,
+        storage: "file",
+        maxValueSize: bucket.maxValueSize ?? JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+      });
+      kv = await new Kvm(nc).open(BUCKET);
+    } else kv = await new Kvm(nc).create(BUCKET, { history: 1, ...bucket });
     const cleanup = async () => {
       await Promise.all(connections.map((c) => c.close().catch(() => {})));
       await server.stop();
@@ -45,9 +72,12 @@ export async function natsFixture(bucket: Partial<KvOptions> = {}): Promise<Nats
       nc,
       kv,
       open: async (options = {}) =>
-        openJetStreamStore({ bucket: BUCKET, prefix: "run", ...options }, {
-          nc: await connect(),
-        }),
+        openJetStreamStore({
+          bucket: BUCKET,
+          prefix: "run",
+          ...(history ? {} : { history: false }),
+          ...options,
+        }, { nc: await connect() }),
       connect,
       consumers: async () => {
         const jsm = await jetstreamManager(nc);

@@ -9,7 +9,9 @@ import { Kvm } from "@nats-io/kv";
 import {
   ConfigError,
   CorruptError,
+  createJetStreamBucket,
   ExistsError,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
   MAX_CONTENT_BYTES,
   MAX_DESCRIPTION_RUNES,
@@ -38,22 +40,26 @@ const BIG_CONTENT = "x".repeat(MAX_CONTENT_BYTES - 4) + "\u{1F600}";
 // longest expected-revision header a write of this backend can carry.
 const HIGH_REVISION = Number.MAX_SAFE_INTEGER - 100;
 
-conformance({
-  backend: "jetstream",
-  enforcesReadBeforeUpdate: true,
-  // Until the jetstream backend keeps history (the jetstream history work lands).
-  history: false,
-  testOptions: NATS,
-  open: async () => {
-    const f = await natsFixture();
-    return {
-      store: await f.open(),
-      peer: () => f.open(),
-      plant: async (key, bytes) => void await f.kv.put(`run.${key}`, bytes),
-      cleanup: () => f.cleanup(),
-    };
-  },
-});
+// With history (the default), in a bucket made for it; and with history off, in a bucket made
+// the NATS KV way.
+for (const history of [true, false]) {
+  conformance({
+    backend: "jetstream",
+    ...(history ? {} : { label: "jetstream, history off" }),
+    enforcesReadBeforeUpdate: true,
+    history,
+    testOptions: NATS,
+    open: async () => {
+      const f = await natsFixture({}, { history });
+      return {
+        store: await f.open(),
+        peer: () => f.open(),
+        plant: async (key, bytes) => void await f.kv.put(`run.${key}`, bytes),
+        cleanup: () => f.cleanup(),
+      };
+    },
+  });
+}
 
 function test(name: string, fn: () => Promise<void>): void {
   Deno.test({
@@ -125,8 +131,13 @@ test("openJetStreamStore() refuses a missing bucket with a working nats kv add c
       replicas: 1,
       maxValueSize: JETSTREAM_MIN_VALUE_SIZE,
     });
-    const store = await openJetStreamStore({ bucket: "notes", prefix: "p" }, { nc });
+    // (A bucket made the NATS KV way keeps one message per key: a store with history off.)
+    const store = await openJetStreamStore({ bucket: "notes", prefix: "p", history: false }, {
+      nc,
+    });
     await store.create("k", "d", "c");
+    // The command the message names first makes a bucket with history.
+    assert.match(e.message, /agentmem bucket init --bucket=notes/);
   } finally {
     await nc.close();
     await server.stop();
@@ -413,7 +424,12 @@ test("scope: a forged revision 0 never authorizes a write", async () => {
 
 test("scope: revisions never cross prefixes or buckets", async () => {
   await using f = await natsFixture();
-  await new Kvm(f.nc).create("other", { history: 1 });
+  await createJetStreamBucket(f.nc, {
+    bucket: "other",
+    replicas: 1,
+    storage: "file",
+    maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  });
   const alice = await f.open({ prefix: "alice" });
   const bob = await f.open({ prefix: "bob" });
   const flat = await f.open({ prefix: "" });

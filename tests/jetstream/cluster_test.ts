@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type KV, Kvm } from "@nats-io/kv";
-import { ConfigError, openJetStreamStore, Scope, StaleError, type Store } from "../../mod.ts";
+import {
+  ConfigError,
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  openJetStreamStore,
+  Scope,
+  StaleError,
+  type Store,
+} from "../../mod.ts";
 import {
   type NatsCluster,
   natsConnect,
@@ -53,10 +61,18 @@ async function clusterWithBucket(bin: string, replicas: number) {
     for (const url of cluster.urls) conns.push(await natsConnect(url));
     const admin = conns[0] as NatsConnection;
     // A new cluster elects its JetStream leaders first; a replicated bucket then needs a moment.
-    const kv = await retryUntil(
-      () => new Kvm(admin).create(BUCKET, { history: 1, replicas }),
+    // The bucket `agentmem bucket init` makes: with what history needs (two streams).
+    await retryUntil(
+      () =>
+        createJetStreamBucket(admin, {
+          bucket: BUCKET,
+          replicas,
+          storage: "file",
+          maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+        }),
       60_000,
     );
+    const kv = await new Kvm(admin).open(BUCKET);
     await retryUntil(() => kv.put("warmup", "ok"), 60_000);
     const close = async () => {
       await Promise.all(conns.map((c) => c.close().catch(() => {})));

@@ -5,8 +5,14 @@
 
 import assert from "node:assert/strict";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Kvm } from "@nats-io/kv";
-import { openJetStreamStore, Scope, type Store, UnavailableError } from "../../mod.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  openJetStreamStore,
+  Scope,
+  type Store,
+  UnavailableError,
+} from "../../mod.ts";
 import { natsConnect, startNatsServer } from "../_lib/nats_server.ts";
 import { jetstreamTest } from "../_lib/jetstream_fixture.ts";
 import { lostWrites, TIMEOUT_MS, WriteLoad } from "./_load.ts";
@@ -25,7 +31,12 @@ test("nats-server SIGKILLed and restarted mid-run: calls fail with UnavailableEr
   const nc = await natsConnect(server.url);
   const verifier = await natsConnect(server.url);
   try {
-    await new Kvm(nc).create(BUCKET, { history: 1 });
+    await createJetStreamBucket(nc, {
+      bucket: BUCKET,
+      replicas: 1,
+      storage: "file",
+      maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+    });
     const store = await openStore(nc);
     const scope = new Scope();
     await store.create("probe", "read while down", "probe", { scope });

@@ -163,7 +163,9 @@ test("capacity: creates aborted a few ms in never leave a partial count behind",
 // Deleted keys
 
 test("delete: 3,000 create+delete cycles leave markers until they are old, then list as fast as a prefix without deletes", async () => {
-  await using f = await natsFixture();
+  // History off, in a bucket that keeps one message per key (with history: bench/micro.ts, "history
+  // deleted").
+  await using f = await natsFixture({}, { history: false });
   const churned = await f.open({ prefix: "churned" });
   const clean = await f.open({ prefix: "clean" });
   for (const store of [churned, clean]) {
@@ -213,9 +215,12 @@ test("delete: 3,000 create+delete cycles leave markers until they are old, then 
 });
 
 test("delete: a re-create racing a delete is never purged", async () => {
-  await using f = await natsFixture();
-  const [a, b] = [await f.open(), await f.open()];
-  await withMarkersPurgeable(() => recreateRace(a, b));
+  // With history (the delete moves the key's versions out and empties its subject) and without.
+  for (const history of [true, false]) {
+    await using f = await natsFixture({}, { history });
+    const [a, b] = [await f.open(), await f.open()];
+    await withMarkersPurgeable(() => recreateRace(a, b));
+  }
 });
 
 async function recreateRace(a: Store, b: Store): Promise<void> {
@@ -241,7 +246,7 @@ async function recreateRace(a: Store, b: Store): Promise<void> {
 }
 
 test("delete: a stale revision in the run's scope still deletes what is there, and a gone key is false", async () => {
-  await using f = await natsFixture();
+  await using f = await natsFixture({}, { history: false });
   const [mine, theirs] = [await f.open(), await f.open()];
   const scope = new Scope();
   await mine.create("k", "d", "c", { scope });
@@ -278,7 +283,7 @@ accounts {
   try {
     const kv = await new Kvm(admin).create(BUCKET, { history: 1 });
     const warnings: string[] = [];
-    const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+    const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
       nc: limited,
       onWarning: (m) => warnings.push(m),
     });
@@ -293,7 +298,7 @@ accounts {
     assert.equal((await store.read("k")).description, "again");
 
     // With the permission: no warning, and nothing is left of a deleted key.
-    const full = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+    const full = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
       nc: admin,
       onWarning: (m) => warnings.push(m),
     });
@@ -308,12 +313,12 @@ accounts {
 });
 
 test("delete: a bucket whose stream denies purges falls back to markers and says so at open", async () => {
-  await using f = await natsFixture();
+  await using f = await natsFixture({}, { history: false });
   const jsm = await jetstreamManager(f.nc);
   const info = await jsm.streams.info(STREAM);
   await jsm.streams.update(STREAM, { ...info.config, deny_purge: true, allow_rollup_hdrs: false });
   const warnings: string[] = [];
-  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
     nc: await f.connect(),
     onWarning: (m) => warnings.push(m),
   });
@@ -327,9 +332,9 @@ test("delete: a bucket whose stream denies purges falls back to markers and says
 });
 
 test("delete: a purge refused after open falls back to markers and says so once", async () => {
-  await using f = await natsFixture();
+  await using f = await natsFixture({}, { history: false });
   const warnings: string[] = [];
-  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, {
+  const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
     nc: await f.connect(),
     onWarning: (m) => warnings.push(m),
   });
@@ -376,7 +381,7 @@ test("openJetStreamStore() refuses an onWarning that is not a function, through 
 // Scope identity, a deleted bucket, damaged entries, server versions
 
 test("scope: a snapshot from before the bucket was deleted and recreated authorizes nothing in the new one", async () => {
-  await using f = await natsFixture();
+  await using f = await natsFixture({}, { history: false });
   const before = await f.open();
   const scope = new Scope();
   await before.create("k", "mine", "c", { scope });

@@ -1,7 +1,7 @@
 // Checks a kept nemesis history again, offline: `deno run --allow-read
 // tests/nemesis/check_history.ts <dir> [--timeout MS] [--margin MS]`, for a run kept with --keep.
 
-import { check, passed, summaryLine } from "./checker.ts";
+import { check, historyLine, passed, summaryLine } from "./checker.ts";
 import { readHistory } from "./history.ts";
 
 if (import.meta.main) {
@@ -26,6 +26,7 @@ if (import.meta.main) {
     `nemesis: failed reads ${v.failedReads}, typed refusals ${v.refused}, stale reads ${v.staleReads}, resurrected ${v.resurrected}, phantom ${v.phantom}, untyped ${v.untyped}, slowest call ${v.slowestMs} ms`,
   );
   for (const e of v.examples) console.log(`nemesis:   ${e}`);
+  if (v.versionedKeys > 0) console.log(historyLine(v));
   console.log(summaryLine(v));
   Deno.exit(passed(v) ? 0 : 1);
 }

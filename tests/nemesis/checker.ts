@@ -1,7 +1,7 @@
 // The checker: reads a history and the final values, treats every indeterminate write as maybe
 // applied, and counts the anomalies that break the README's promises.
 
-import type { FinalRecord, HistoryRecord, OpRecord } from "./history.ts";
+import type { FinalRecord, HistoryRecord, OpRecord, VersionsRecord } from "./history.ts";
 import { counterIds } from "./workloads.ts";
 
 /** What a run did and what went wrong. Every count but `indeterminate` and `staleReads` must be 0. */
@@ -27,6 +27,14 @@ export interface Verdict {
   readonly phantom: number;
   /** Reads that missed a write acknowledged before the read began (not linearizable). */
   readonly staleReads: number;
+  /** Keys whose kept versions were read at the end (history on). */
+  readonly versionedKeys: number;
+  /** Acknowledged writes with no version of their own in the key's history. */
+  readonly unversioned: number;
+  /** Writes with two versions, or two versions under one revision. */
+  readonly doubleVersions: number;
+  /** Versions of writes that were refused (so never applied) or never made. */
+  readonly phantomVersions: number;
   /** The longest call, in milliseconds. */
   readonly slowestMs: number;
   /** A few anomalies in words, for the report. */
@@ -35,12 +43,18 @@ export interface Verdict {
 
 /** Whether a verdict holds every promise (stale reads are reported, not failed). */
 export function passed(v: Verdict): boolean {
-  return v.lost + v.duplicated + v.hung + v.untyped + v.resurrected + v.phantom === 0;
+  return v.lost + v.duplicated + v.hung + v.untyped + v.resurrected + v.phantom + v.unversioned +
+      v.doubleVersions + v.phantomVersions === 0;
 }
 
 /** The summary's last line. */
 export function summaryLine(v: Verdict): string {
   return `nemesis: ${v.ops} ops, ${v.indeterminate} indeterminate, ${v.lost} lost, ${v.duplicated} duplicated, ${v.hung} hung`;
+}
+
+/** The history's line: what the kept versions showed. */
+export function historyLine(v: Verdict): string {
+  return `nemesis: history of ${v.versionedKeys} keys: ${v.unversioned} acknowledged writes without a version, ${v.doubleVersions} doubled, ${v.phantomVersions} phantom`;
 }
 
 const WRITES = new Set(["create", "update", "delete"]);
@@ -53,12 +67,17 @@ export function check(
   const ops = records.filter((r): r is OpRecord => r.t === "op");
   const finals = new Map<string, string | null>();
   for (const r of records) if (r.t === "final") finals.set(id(r), (r as FinalRecord).value);
+  const versions = new Map<string, VersionsRecord>();
+  for (const r of records) if (r.t === "versions") versions.set(id(r), r as VersionsRecord);
   const c = {
     lost: 0,
     duplicated: 0,
     resurrected: 0,
     phantom: 0,
     staleReads: 0,
+    unversioned: 0,
+    doubleVersions: 0,
+    phantomVersions: 0,
   };
   const examples: string[] = [];
   const note = (kind: keyof typeof c, what: string, n = 1) => {
@@ -83,6 +102,8 @@ export function check(
     if (wl === "ctr") checkCounter(key, list, final, note);
     else if (wl === "uniq") checkUnique(key, list, final, note);
     else checkSet(key, list, final, note);
+    const kept = versions.get(key);
+    if (kept !== undefined) checkVersions(key, list, kept, note);
   }
   let hung = 0, slowestMs = 0;
   for (const op of ops) {
@@ -107,13 +128,22 @@ export function check(
     hung,
     untyped: untyped.length,
     slowestMs,
+    versionedKeys: versions.size,
     ...c,
     examples,
   };
 }
 
 type Note = (
-  kind: "lost" | "duplicated" | "resurrected" | "phantom" | "staleReads",
+  kind:
+    | "lost"
+    | "duplicated"
+    | "resurrected"
+    | "phantom"
+    | "staleReads"
+    | "unversioned"
+    | "doubleVersions"
+    | "phantomVersions",
   what: string,
   n?: number,
 ) => void;
@@ -206,5 +236,34 @@ function checkSet(key: string, ops: OpRecord[], final: string | null, note: Note
   }
   if (final !== null && (final !== create.v || !maybeApplied(create))) {
     note("phantom", `${key} holds ${final} after a create that ended ${create.outcome}`);
+  }
+}
+
+// Every acknowledged write has its version (found by the write id its call carried), no write has
+// two, no revision is kept twice, and no version belongs to a write that was refused or never
+// made. A delete that found nothing wrote nothing, so it has no version.
+function checkVersions(key: string, ops: OpRecord[], kept: VersionsRecord, note: Note): void {
+  const byId = new Map<string, number>();
+  const revisions = new Set<string>();
+  for (const v of kept.versions) {
+    if (revisions.has(v.rev)) note("doubleVersions", `revision ${v.rev} of ${key} is kept twice`);
+    revisions.add(v.rev);
+    if (v.id !== undefined) byId.set(v.id, (byId.get(v.id) ?? 0) + 1);
+  }
+  const writes = new Map<string, OpRecord>();
+  for (const o of ops) if (WRITES.has(o.f) && o.v !== undefined) writes.set(o.v, o);
+  for (const o of writes.values()) {
+    const wrote = o.f !== "delete" || o.r === true;
+    if (o.outcome === "ok" && wrote && !byId.has(o.v as string)) {
+      note("unversioned", `acknowledged ${o.f} ${o.v} of ${key} has no version`);
+    }
+  }
+  for (const [writeId, n] of byId) {
+    if (n > 1) note("doubleVersions", `write ${writeId} of ${key} has ${n} versions`, n - 1);
+    const o = writes.get(writeId);
+    if (o === undefined) note("phantomVersions", `version of ${key} by ${writeId}, never written`);
+    else if (!maybeApplied(o)) {
+      note("phantomVersions", `version of ${key} by ${writeId}, which ended ${o.outcome}`);
+    }
   }
 }

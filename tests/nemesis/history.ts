@@ -53,8 +53,19 @@ export interface FinalRecord {
   readonly value: string | null;
 }
 
+/**
+ * A key's kept versions at the end of the run (history on): each one's revision, what it did and
+ * the write id its call carried (`callId`).
+ */
+export interface VersionsRecord {
+  readonly t: "versions";
+  readonly ns: string;
+  readonly key: string;
+  readonly versions: readonly { readonly rev: string; readonly op: string; readonly id?: string }[];
+}
+
 /** Any line of the history. */
-export type HistoryRecord = OpRecord | NemesisRecord | FinalRecord;
+export type HistoryRecord = OpRecord | NemesisRecord | FinalRecord | VersionsRecord;
 
 /** Appends records to a JSON-lines file, buffering and flushing every `flushEvery` records. */
 export class HistoryWriter {

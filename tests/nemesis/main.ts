@@ -10,7 +10,7 @@
 // --raw makes the clients use raw @nats-io/kv calls instead of the library, for setups the library
 // refuses (a replicated bucket on nats-server 2.9.10): it measures the server alone.
 
-import { passed, summaryLine, type Verdict } from "./checker.ts";
+import { historyLine, passed, summaryLine, type Verdict } from "./checker.ts";
 import { createNamespaces, inNamespace, type Namespaces } from "./netns.ts";
 import { requireTools } from "../_lib/needs.ts";
 import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
@@ -121,6 +121,7 @@ export async function runNemesisCluster(o: NemesisOptions): Promise<NemesisResul
       `nemesis: failed reads ${v.failedReads}, typed refusals ${v.refused}, stale reads ${v.staleReads}, resurrected ${v.resurrected}, phantom ${v.phantom}, untyped ${v.untyped}, slowest call ${v.slowestMs} ms`,
       ...v.examples.map((e) => `nemesis:   ${e}`),
       ...(summary.error ? [`nemesis: RUN ERROR: ${summary.error}`] : []),
+      ...(args.raw ? [] : [historyLine(v)]),
       summaryLine(v),
     ];
     return {

@@ -54,6 +54,18 @@ Deno.test({
       { lost: 0, duplicated: 0, resurrected: 0, phantom: 0, hung: 0, untyped: 0 },
       v.examples.join("\n"),
     );
+    // History (issue 18): every acknowledged write's version is readable after the run, and no
+    // write has two.
+    assert.ok(v.versionedKeys > 0, "no key's history was read");
+    assert.deepEqual(
+      {
+        unversioned: v.unversioned,
+        doubleVersions: v.doubleVersions,
+        phantomVersions: v.phantomVersions,
+      },
+      { unversioned: 0, doubleVersions: 0, phantomVersions: 0 },
+      v.examples.join("\n"),
+    );
   },
 });
 
@@ -114,4 +126,35 @@ Deno.test("nemesis check() finds a resurrected delete, a lost create, a hang and
   assert.equal(v.hung, 1);
   assert.equal(v.untyped, 1);
   assert.equal(v.phantom, 0); // s3 was indeterminate: maybe applied
+});
+
+Deno.test("nemesis check() finds an acknowledged write without a version, a doubled one and a phantom version", () => {
+  const versions = (key: string, list: { rev: string; op: string; id?: string }[]) => ({
+    t: "versions" as const,
+    ns: "x",
+    key,
+    versions: list,
+  });
+  const v = check([
+    op({ wl: "ctr", f: "create", key: "c", v: "a" }),
+    op({ wl: "ctr", f: "update", key: "c", v: "b" }),
+    op({ wl: "ctr", f: "update", key: "c", v: "d" }), // acknowledged; its version is missing
+    op({ wl: "ctr", f: "update", key: "c", v: "e", outcome: "refused", code: "stale" }),
+    final("c", "a b d"),
+    versions("c", [
+      { rev: "5", op: "update", id: "e" }, // a refused write's version
+      { rev: "4", op: "update", id: "b" },
+      { rev: "3", op: "update", id: "b" }, // the same write twice
+      { rev: "2", op: "create", id: "a" },
+    ]),
+    op({ wl: "set", f: "create", key: "s", v: "f" }),
+    op({ wl: "set", f: "delete", key: "s", v: "g", invoke: 20, complete: 30, r: true }),
+    final("s", null),
+    versions("s", [{ rev: "7", op: "create", id: "f" }]), // the delete's version is missing
+  ], OPTS);
+  assert.equal(v.versionedKeys, 2);
+  assert.equal(v.unversioned, 2);
+  assert.equal(v.doubleVersions, 1);
+  assert.equal(v.phantomVersions, 1);
+  assert.equal(v.lost, 0);
 });

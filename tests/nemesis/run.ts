@@ -6,11 +6,19 @@
 
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { MemoryError, NotFoundError, openJetStreamStore, type Store } from "../../mod.ts";
+import {
+  createJetStreamBucket,
+  history,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  MemoryError,
+  NotFoundError,
+  openJetStreamStore,
+  type Store,
+} from "../../mod.ts";
 import { natsConnect } from "../_lib/nats_server.ts";
 import { check, type Verdict } from "./checker.ts";
 import { type ClusterNode, startNsCluster } from "./cluster.ts";
-import { type FinalRecord, HistoryWriter, readHistory } from "./history.ts";
+import { type FinalRecord, HistoryWriter, readHistory, type VersionsRecord } from "./history.ts";
 import { healAll, runNemesis, type Schedule } from "./nemesis.ts";
 import { openRawStore } from "./raw_store.ts";
 import { Rng } from "../_lib/rng.ts";
@@ -88,8 +96,18 @@ async function main(a: RunArgs): Promise<void> {
     // placement"); then the cluster starts over, a bounded number of times.
     for (let attempt = 1;; attempt++) {
       try {
-        await retry(
-          () => new Kvm(nc).create(BUCKET, { history: 1, replicas: a.replicas }),
+        // Raw kv calls keep no history: a bucket of one message per key. The library writes
+        // with history (the default) into a bucket made for it.
+        await retry<unknown>(
+          () =>
+            a.raw
+              ? new Kvm(nc).create(BUCKET, { history: 1, replicas: a.replicas })
+              : createJetStreamBucket(nc, {
+                bucket: BUCKET,
+                replicas: a.replicas,
+                storage: "file",
+                maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+              }),
           30_000,
           "creating the bucket",
         );
@@ -247,6 +265,20 @@ async function readFinal(
         `reading ${ns}/${key}`,
       );
       out.add({ t: "final", ns, key, value } satisfies FinalRecord);
+      if (a.raw) continue;
+      const kept = await retry(() => history(store, key), 60_000, `the history of ${ns}/${key}`);
+      out.add(
+        {
+          t: "versions",
+          ns,
+          key,
+          versions: kept.map((v) => ({
+            rev: v.revision,
+            op: v.op,
+            ...(v.callId === undefined ? {} : { id: v.callId }),
+          })),
+        } satisfies VersionsRecord,
+      );
     }
   };
   await Promise.all(Array.from({ length: 8 }, reader));

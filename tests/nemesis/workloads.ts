@@ -1,6 +1,7 @@
 // The three workloads a client process runs through the library's public API, recording every
 // call: read-modify-write counters with scopes, create-unique races, and a set of creates and
-// deletes. Every write carries a unique id so the checker can tell which writes were applied.
+// deletes. Every write carries a unique id so the checker can tell which writes were applied, and
+// passes it as its tool call id, so the checker finds each write's version in the history.
 
 import { MemoryError, NotFoundError, Scope, type Store } from "../../mod.ts";
 import type { HistoryWriter, OpRecord, Outcome } from "./history.ts";
@@ -137,7 +138,7 @@ export class Client {
         if (!(read.error instanceof NotFoundError)) return false;
         const made = await this.#call(
           { wl: "ctr", f: "create", ns: "ctr", key, v: id },
-          () => store.create(key, "a counter", id, { scope }),
+          () => store.create(key, "a counter", id, { scope, callId: id }),
         );
         return made.ok;
       }
@@ -149,7 +150,7 @@ export class Client {
       const content = [...ids, id].join(" ");
       const updated = await this.#call(
         { wl: "ctr", f: "update", ns: "ctr", key, v: id },
-        () => store.update(key, "a counter", content, { scope }),
+        () => store.update(key, "a counter", content, { scope, callId: id }),
       );
       return updated.ok;
     }
@@ -166,7 +167,7 @@ export class Client {
     const id = this.#id();
     const res = await this.#call(
       { wl: "uniq", f: "create", ns, key, v: id },
-      () => store.create(key, "a race", id),
+      () => store.create(key, "a race", id, { callId: id }),
     );
     return res.ok || (!res.ok && res.error instanceof MemoryError && res.error.code === "exists");
   }
@@ -179,9 +180,10 @@ export class Client {
       const store = await this.#store(ns);
       if (!store) return false;
       this.#mine.splice(i, 1);
+      const id = this.#id();
       const res = await this.#call(
-        { wl: "set", f: "delete", ns, key },
-        () => store.delete(key),
+        { wl: "set", f: "delete", ns, key, v: id },
+        () => store.delete(key, { callId: id }),
         (existed) => existed,
       );
       return res.ok;
@@ -193,7 +195,7 @@ export class Client {
     const id = this.#id();
     const res = await this.#call(
       { wl: "set", f: "create", ns, key, v: id },
-      () => store.create(key, "a set member", id),
+      () => store.create(key, "a set member", id, { callId: id }),
     );
     const unknown = !res.ok && res.error instanceof MemoryError && res.error.code === "unavailable";
     if (res.ok || unknown) this.#mine.push({ ns, key });

@@ -5,7 +5,11 @@ import process from "node:process";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { openJetStreamStore } from "../../mod.ts";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  openJetStreamStore,
+} from "../../mod.ts";
 import { conformance } from "../conformance.ts";
 import { finish } from "./_finish.ts";
 
@@ -16,8 +20,6 @@ let buckets = 0;
 conformance({
   backend: "jetstream",
   enforcesReadBeforeUpdate: true,
-  // Until the jetstream backend keeps history (the jetstream history work lands).
-  history: false,
   open: async () => {
     const connections: NatsConnection[] = [];
     const open = async () => {
@@ -26,7 +28,14 @@ conformance({
       return nc;
     };
     const bucket = `conformance${++buckets}`;
-    const kv = await new Kvm(await open()).create(bucket, { history: 1 });
+    const admin = await open();
+    await createJetStreamBucket(admin, {
+      bucket,
+      replicas: 1,
+      storage: "file",
+      maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+    });
+    const kv = await new Kvm(admin).open(bucket);
     const store = () => open().then((nc) => openJetStreamStore({ bucket, prefix: "run" }, { nc }));
     return {
       store: await store(),
@@ -34,6 +43,9 @@ conformance({
       plant: async (key: string, bytes: Uint8Array) => void await kv.put(`run.${key}`, bytes),
       cleanup: async () => {
         await kv.destroy();
+        await (await import("@nats-io/jetstream")).jetstreamManager(admin).then((jsm) =>
+          jsm.streams.delete(`KVH_${bucket}`)
+        ).catch(() => {});
         await Promise.all(connections.map((nc) => nc.close()));
       },
     };

@@ -1,0 +1,339 @@
+// What a jetstream store handle's calls share: the bound bucket and its Scope namespace, the
+// capacity bound, the history's write side, the key's latest message, and the deadline, abort and
+// failure wording every call runs under. The write paths (create.ts, update.ts, delete.ts,
+// commit.ts) work through it.
+
+import type { StreamInfo } from "@nats-io/jetstream";
+import type { MsgHdrs } from "@nats-io/nats-core";
+import { MemoryError, StaleError, UnavailableError } from "../../store/errors.ts";
+import type { Call } from "../../store/_store.ts";
+import type { ValidWrite } from "../../store/validate.ts";
+import { quote } from "../../store/_text.ts";
+import { type Bound, CapacityBound } from "./capacity.ts";
+import {
+  apiCode,
+  BACKEND,
+  BucketGoneError,
+  checkRevision,
+  Deadline,
+  PREFIX,
+  reason,
+  STREAM_NOT_FOUND,
+  withDeadline,
+} from "./errors.ts";
+import { instanceOf } from "./bind.ts";
+import type { Keeper } from "./keeper.ts";
+import { MarkerPurger } from "./markers.ts";
+import { getMessage } from "./mover.ts";
+import { type Link, readRecord, VERSION_HEADER_BYTES, type VersionRecord } from "./provenance.ts";
+import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
+import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
+import type { WriteTarget } from "./write.ts";
+
+/** A conditional write that loses a race re-reads and retries at most this many times. */
+export const MAX_CAS_ATTEMPTS = 8;
+
+/** What the backend works with, all of it checked at open. */
+export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
+  readonly prefix: string;
+  readonly readBeforeUpdate: boolean;
+  /** The stream's max message size (-1: unlimited). */
+  readonly maxMsgSize: number;
+  /** Whether old delete markers may be purged (the connection holds the purge permission). */
+  readonly purge: boolean;
+  /** Told once when a purge is refused after all and old markers are kept from then on. */
+  readonly warn: (message: string) => void;
+  /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
+  readonly instance: string;
+  /**
+   * Whether the bucket keeps every message of a key (no per-key limit): then a write with history
+   * off replaces what the key held (a rollup) rather than leaving it behind.
+   */
+  readonly keepsAll: boolean;
+  /** The history's write side, with history on. */
+  readonly keeper: Keeper | undefined;
+  /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
+  readonly headers: WriteTarget["headers"];
+}
+
+/** What a call does, as its failures name it. */
+export type Op = "list" | "read" | "create" | "update" | "delete" | "audit" | "history";
+
+/** One key's latest message: a live entry or a delete marker, and what it chains to. */
+export interface Latest {
+  readonly live: boolean;
+  readonly revision: number;
+  /** The version's hash, when the message has a record. */
+  readonly link: Link | undefined;
+}
+
+/** A create or update as its write path gets it. */
+export interface WriteCall {
+  readonly w: ValidWrite;
+  readonly call: Call;
+  readonly d: Deadline;
+  /** The entry, serialized. */
+  readonly data: Uint8Array;
+}
+
+/** A delete as its write path gets it. */
+export interface DeleteCall {
+  readonly key: string;
+  readonly call: Call;
+  /**
+   * The revision this run read or wrote, taken from the call's scope before the call (the run
+   * loses its authority over the key, whatever happens).
+   */
+  readonly seen: number | undefined;
+  readonly d: Deadline;
+}
+
+/** A write's version headers and record (both undefined with history off). */
+export type Written =
+  | { readonly headers: MsgHdrs; readonly record: VersionRecord }
+  | { readonly headers: undefined; readonly record: undefined };
+
+/** The state one store handle's calls share. */
+export class Handle {
+  readonly c: BackendConfig;
+  readonly ks: Keyspace;
+  readonly capacity = new CapacityBound();
+  readonly markers: MarkerPurger;
+  /** The history's write side, with history on. */
+  readonly keeper: Keeper | undefined;
+  // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
+  // clustered) and the prefix, so a revision recorded here never authorizes a write in another
+  // store, nor in this bucket once it has been deleted and created again or (clustered) restored.
+  // It changes when the handle finds its bucket gone and then created again.
+  #ns: string;
+  // Whether a call found the bucket's stream gone: the next call binds to whatever instance is
+  // there now (a new namespace, so no revision from the old one authorizes a write).
+  #gone = false;
+  // The stream's creation time at the last count.
+  #created: string;
+
+  constructor(config: BackendConfig) {
+    this.c = config;
+    const keyPrefix = config.prefix === "" ? "" : `${config.prefix}.`;
+    this.ks = { ...config, subjectPrefix: `$KV.${config.bucket}.${keyPrefix}` };
+    this.#ns = this.#namespace(config.instance);
+    this.markers = new MarkerPurger(config, config.purge);
+    this.#created = config.created;
+    this.keeper = config.keeper;
+  }
+
+  /** The Scope namespace revisions are recorded in now. */
+  get ns(): string {
+    return this.#ns;
+  }
+
+  /** Whether a call found the bucket gone (the next call binds again). */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  subject(key: string): string {
+    return this.ks.subjectPrefix + key;
+  }
+
+  /** The headers that make a write its own version (history on), or none. */
+  version(
+    key: string,
+    op: "create" | "update" | "delete",
+    call: Call,
+    link: Link | undefined,
+    data: Uint8Array,
+  ): Written {
+    return this.keeper?.version(key, op, call, link, data) ??
+      { headers: undefined, record: undefined };
+  }
+
+  /**
+   * After a write of `data` landed at `revision` over `expected`: the scope learns its revision,
+   * the history remembers it.
+   */
+  wrote(
+    call: Call,
+    d: Deadline,
+    w: {
+      readonly key: string;
+      readonly revision: number;
+      readonly expected: number;
+      readonly v: Written;
+      readonly data: Uint8Array;
+      readonly overMarker: boolean;
+    },
+  ): void {
+    this.record(call, d, w.key, w.revision);
+    if (w.v.record !== undefined) {
+      this.keeper?.wrote(w.key, w.revision, w.expected, w.v.record, w.data, w.overMarker);
+    }
+  }
+
+  /**
+   * Records a revision in the call's scope, unless the caller was already told the call failed:
+   * a scope only learns what its run saw.
+   */
+  record(call: Call, d: Deadline, key: string, revision: number): void {
+    if (!d.cancelled && !call.signal?.aborted) call.scope?.record(this.#ns, key, revision);
+  }
+
+  /**
+   * Counts the keyspace. A bucket deleted and created again since the last count makes every
+   * bound taken before worthless (its sequences belong to another stream), so they are dropped.
+   */
+  async count(d: Deadline): Promise<Bound> {
+    const counted = await count(this.ks, d, {
+      bound: this.capacity.current(),
+      created: this.#created,
+    });
+    if (this.keeper === undefined) await this.markers.purgeOld(counted.oldMarkers, d);
+    if (counted.created !== this.#created) {
+      this.capacity.reset();
+      this.#created = counted.created;
+    }
+    return counted;
+  }
+
+  /** Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values. */
+  fits(data: Uint8Array, extra: number): boolean {
+    const max = this.c.maxMsgSize;
+    const version = this.keeper === undefined ? 0 : VERSION_HEADER_BYTES;
+    return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + version + extra <= max;
+  }
+
+  /**
+   * The key's latest message, read from the stream leader; `undefined` when the key holds
+   * nothing. During a leader change a read can miss a write acknowledged just before it (4 of
+   * 70,059 reads in a nemesis run, 4 to 6 s into an isolated or paused leader): a write built on
+   * such a read carries its revision and fails with StaleError, never overwriting the newer value.
+   */
+  async get(key: string): Promise<Latest | undefined> {
+    const m = await getMessage(this.c, this.c.stream, { last_by_subj: this.subject(key) });
+    if (m === null) return undefined;
+    return {
+      live: !isMarkerMessage(m.header),
+      revision: checkRevision(m.seq),
+      link: linkOf(m.header),
+    };
+  }
+
+  /** Runs one call of several requests under its deadline and signal. */
+  async run<T>(
+    op: Op,
+    key: string | undefined,
+    call: Call,
+    fn: (d: Deadline) => Promise<T>,
+  ): Promise<T> {
+    const { timeout } = this.c;
+    const d = new Deadline(timeout);
+    const work = this.#gone ? this.#rebind().then(() => fn(d)) : fn(d);
+    try {
+      return await withDeadline(work, timeout, call.signal, (why, cause) => {
+        d.cancel();
+        return why === "timeout"
+          ? new UnavailableError(
+            `${head(op, key)}: NATS did not answer within ${timeout} ms${uncertain(op)}`,
+            { key },
+          )
+          : aborted(op, key, cause);
+      });
+    } catch (e) {
+      throw this.failure(op, key, e);
+    } finally {
+      d.cancel();
+    }
+  }
+
+  /**
+   * Anything that is not a MemoryError becomes an UnavailableError that names the kind of
+   * failure but never the server's address. A failure that shows the bucket gone is remembered.
+   */
+  failure(op: Op, key: string | undefined, e: unknown): MemoryError {
+    if (e instanceof MemoryError) return e;
+    if (isBucketGone(e)) this.#gone = true;
+    return new UnavailableError(
+      `${head(op, key)}: ${reason(e, this.c.bucket, `${this.c.timeout} ms`)}${uncertain(op)}`,
+      { key, cause: e },
+    );
+  }
+
+  #namespace(instance: string): string {
+    return `${BACKEND}:${this.c.bucket}@${instance}/${this.c.prefix}`;
+  }
+
+  // After a call found the bucket gone: binds to the instance there now. A new instance gets a
+  // new Scope namespace, and the capacity bounds of the old one are dropped. Still gone: says so.
+  async #rebind(): Promise<void> {
+    let si: StreamInfo;
+    try {
+      si = await this.c.jsm.streams.info(this.c.stream);
+    } catch (e) {
+      if (apiCode(e) === STREAM_NOT_FOUND) throw new BucketGoneError("the bucket is gone");
+      throw e;
+    }
+    const ns = this.#namespace(instanceOf(si));
+    if (ns !== this.#ns) {
+      this.#ns = ns;
+      this.capacity.reset();
+      this.keeper?.reset();
+      this.#created = si.created;
+    }
+    this.#gone = false;
+  }
+}
+
+/** A call aborted by its caller's signal. */
+export function aborted(op: Op, key: string | undefined, cause: unknown): UnavailableError {
+  return new UnavailableError(`${head(op, key)}: the call was aborted${uncertain(op)}`, {
+    key,
+    cause,
+  });
+}
+
+/** A revision-checked write whose revision no longer holds. */
+export function stale(key: string): StaleError {
+  return new StaleError(
+    `${PREFIX} Cannot update memory ${
+      quote(key)
+    }: it changed or was deleted since this run read it; read it again, then update`,
+    { key },
+  );
+}
+
+/** A write that lost the race for its key every time it tried. */
+export function churn(op: "create" | "update" | "delete", key: string): UnavailableError {
+  return new UnavailableError(
+    `${PREFIX} Cannot ${op} memory ${
+      quote(key)
+    }: the key kept changing under concurrent writers; try again`,
+    { key },
+  );
+}
+
+function head(op: Op, key: string | undefined): string {
+  const verb = op === "list"
+    ? "list memories"
+    : op === "audit"
+    ? "audit the store"
+    : op === "history"
+    ? "read the history of memory"
+    : `${op} memory`;
+  return `${PREFIX} Cannot ${verb}${key === undefined ? "" : ` ${quote(key)}`}`;
+}
+
+function linkOf(h: MsgHdrs | undefined): Link | undefined {
+  const { record } = readRecord(h);
+  return record === undefined ? undefined : { hash: record.hash };
+}
+
+function uncertain(op: Op): string {
+  return op === "create" || op === "update" || op === "delete"
+    ? "; the write may or may not have been applied"
+    : "";
+}
+
+// Whether a failure shows the bucket's stream gone.
+function isBucketGone(e: unknown): boolean {
+  return apiCode(e) === STREAM_NOT_FOUND || (e instanceof Error && e.name === "BucketGoneError");
+}
