@@ -10,7 +10,7 @@
 
 import {
   createJetStreamBucket,
-  JETSTREAM_MIN_VALUE_SIZE,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   MemoryError,
   NotFoundError,
   openJetStreamStore,
@@ -101,7 +101,7 @@ export async function runNatsPowercut(
         bucket: BUCKET,
         replicas: 1,
         storage: "file",
-        maxValueSize: JETSTREAM_MIN_VALUE_SIZE,
+        maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
       })
     );
     let store = await open(nc);
