@@ -39,7 +39,8 @@ export interface FileStoreOptions {
   readonly dir: string;
   /**
    * fsync each file before it is linked or renamed into place, and the directory after. Default
-   * `true`; `false` trades crash durability for speed (atomicity is kept either way).
+   * `true`; `false` skips the directory fsyncs, so a power cut may lose acknowledged writes (each
+   * key keeps its old entry or its new one: the file fsync that keeps writes atomic stays).
    */
   readonly durable?: boolean | undefined;
   /**
@@ -65,7 +66,7 @@ export interface FileStoreOptions {
 
 const FILE_OPTIONS = {
   dir: { type: "string", required: true, description: "the directory that holds the memories" },
-  durable: { type: "boolean", description: "fsync files and the directory (default true)" },
+  durable: { type: "boolean", description: "fsync the directory after each write (default true)" },
   readBeforeUpdate: {
     type: "boolean",
     description: "refuse an update of a key this run has not read at its current revision",

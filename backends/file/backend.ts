@@ -398,8 +398,10 @@ export class FileBackend implements BackendOps {
     }
   }
 
-  // Writes an entry to a new temp file in the directory (mode 0600) and flushes it. `meanwhile`
-  // runs while the flush is under way (the capacity count), so its cost hides behind the disk's.
+  // Writes an entry to a new temp file in the directory (mode 0600) and flushes it, durable or
+  // not: a name linked or renamed to data no flush covered can survive a power cut without that
+  // data (an empty entry), so the flush is what keeps every write atomic. `meanwhile` runs while
+  // the flush is under way (the capacity count), so its cost hides behind the disk's.
   async #stage(key: string, bytes: Uint8Array, meanwhile?: () => void): Promise<string> {
     // At most 1 + 120 + 1 + 40 + 1 + 16 + 4 = 183 bytes, well within a name's 255.
     const temp = `${this.#c.root}/.${
@@ -407,7 +409,7 @@ export class FileBackend implements BackendOps {
     }.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
     const fd = createWith(temp, bytes, FILE_MODE);
     try {
-      const flushed = this.#c.durable ? syncData(fd) : undefined;
+      const flushed = syncData(fd);
       try {
         meanwhile?.();
       } finally {

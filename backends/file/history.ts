@@ -12,7 +12,7 @@ import type { HistoryProblem, HistoryRetention, Version } from "../../store/hist
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { quote } from "../../store/_text.ts";
-import { hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
+import { GENESIS, hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
 import { fileMtime, kindOf, listNames, mayRead, removeQuietly } from "./fs.ts";
 import { readCurrent, readHead, splitFile } from "./read.ts";
 import { keyOf, SUFFIX } from "./names.ts";
@@ -87,12 +87,21 @@ export function tipOf(root: string, key: string, head?: Uint8Array | null): Tip 
     return { head: record, headExists: true, committed: record, maxSeq: record.seq };
   }
   const seqs = listSeqs(root, key);
-  const maxSeq = seqs.at(-1) ?? 0;
   // A head with no record (written with history off, or unreadable) commits no version of its
   // own; a deleted key's newest committed version is its newest delete.
   const committed = bytes === undefined
     ? newestDelete(root, key, seqs)
     : newestAny(root, key, seqs);
+  let maxSeq = seqs.at(-1) ?? 0;
+  if (bytes === undefined && maxSeq > (committed?.seq ?? 0)) {
+    // Without a head, a create on top of the newest delete (chained to it) is one that did not
+    // finish: its writer was killed, or a power cut lost the head's link. As above an older head,
+    // the next version takes its place, so history never shows it and the chain has no gap.
+    // Anything else up there (a damaged file, a version whose head an operator removed by hand)
+    // stays, for check to report.
+    const top = recordQuietly(root, key, maxSeq)?.record;
+    if (top?.op === "create" && top.prev === (committed?.hash ?? GENESIS)) maxSeq = top.seq - 1;
+  }
   return { head: undefined, headExists: bytes !== undefined, committed, maxSeq };
 }
 

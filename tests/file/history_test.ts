@@ -155,6 +155,28 @@ fileTest(
   },
 );
 
+fileTest(
+  "history: a re-create killed after its version's link and before its head's leaves no gap",
+  async (dir) => {
+    const store = await openFileStore({ dir });
+    await store.create("k", "about k", "v1");
+    await store.delete("k");
+    // What the killed create leaves: its version (3, chained to the delete), and no head.
+    await store.create("k", "about k", "never acknowledged");
+    await Deno.remove(`${dir}/k.md`);
+    assert.deepEqual((await history(store, "k")).map((v) => v.revision), ["2", "1"]);
+    await store.create("k", "about k", "again");
+    const versions = await history(store, "k");
+    assert.deepEqual(versions.map((v) => [v.revision, v.op]), [
+      ["3", "create"],
+      ["2", "delete"],
+      ["1", "create"],
+    ]);
+    assert.equal((await readVersion(store, "k", "3")).content, "again");
+    assert.deepEqual((await auditStore(store)).history, []);
+  },
+);
+
 fileTest("history: a damaged version file never blocks the next write of its key", async (dir) => {
   const store = await openFileStore({ dir });
   await store.create("k", "about k", "v1");

@@ -62,7 +62,7 @@ Deno.test({
   const r = await shortRun();
   assert.ok(r.nonDurable.acknowledged > 0);
   assert.equal(r.nonDurable.torn, 0, "durable: false entries were torn (empty) after a cut");
-  assert.equal(r.nonDurable.history, 0, "durable: false keys' history and head disagreed");
+  // Versions may go with the writes a cut loses (reported by the run, not asserted).
 });
 
 Deno.test({
