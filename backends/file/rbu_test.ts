@@ -56,13 +56,20 @@ fileTest(
   },
 );
 
-// A store with key "k" (content "v1") read into a scope, and the key's lock held by this process.
-async function heldKey(dir: string) {
-  const store = await openFileStore({ dir, readBeforeUpdate: true });
+// A store opened with `options` holding key "k" (content "v1"), and the key's lock held by this
+// process.
+async function lockedKey(dir: string, options: { history?: boolean; readBeforeUpdate?: boolean }) {
+  const store = await openFileStore({ dir, ...options });
   await store.create("k", "d", "v1");
+  return { store, lock: await acquire(lockPath(dir, "k"), "k") };
+}
+
+// The same with readBeforeUpdate, and "k" read into a scope (a read takes no lock).
+async function heldKey(dir: string) {
+  const { store, lock } = await lockedKey(dir, { readBeforeUpdate: true });
   const scope = new Scope();
   await store.read("k", { scope });
-  return { store, scope, lock: await acquire(lockPath(dir, "k"), "k") };
+  return { store, scope, lock };
 }
 
 fileTest(
@@ -146,9 +153,7 @@ fileTest(
   "readBeforeUpdate off: update replaces without a scope, as the seed says, and takes no lock",
   async (dir) => {
     // With history off: with it on, every write takes the key's lock to append its version.
-    const store = await openFileStore({ dir, history: false });
-    await store.create("k", "d", "v1");
-    const lock = await acquire(lockPath(dir, "k"), "k");
+    const { store, lock } = await lockedKey(dir, { history: false });
     try {
       await store.update("k", "d", "v2");
       assert.equal(await store.delete("k"), true);
@@ -161,9 +166,7 @@ fileTest(
 fileTest(
   "readBeforeUpdate: a delete takes the lock, so it never falls between an update's check and its rename",
   async (dir) => {
-    const store = await openFileStore({ dir, readBeforeUpdate: true });
-    await store.create("k", "d", "v1");
-    const lock = await acquire(lockPath(dir, "k"), "k");
+    const { store, lock } = await lockedKey(dir, { readBeforeUpdate: true });
     let deleted = false;
     const del = store.delete("k").then((r) => (deleted = r));
     await new Promise((resolve) => setTimeout(resolve, 50));

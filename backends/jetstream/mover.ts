@@ -139,7 +139,7 @@ export async function moveKey(
   if (head === undefined) return moved;
   for (let attempt = 1; head.seq > moved.to; attempt++) {
     const unmoved = fromChain(known.chain, moved.to) ??
-      await readUnmoved(t, subject, moved.to, head.seq, d);
+      await readUnmoved(t, subject, { after: moved.to, head: head.seq }, d);
     if (d.cancelled) return moved;
     try {
       moved = await publishPacks(t, key, unmoved, moved);
@@ -169,16 +169,16 @@ function fromChain(chain: Chain | undefined, movedTo: number): Packed[] | undefi
   return chain.after === movedTo ? [...chain.versions] : undefined;
 }
 
-// Every message of the key after `movedTo`, up to `head`, read from the bucket's stream.
+// Every message of the key after `range.after` up to `range.head`, from the bucket's stream.
 async function readUnmoved(
   t: HistoryTarget,
   subject: string,
-  movedTo: number,
-  head: number,
+  range: { readonly after: number; readonly head: number },
   d: Deadline,
 ): Promise<Packed[]> {
+  const { after, head } = range;
   const unmoved: Packed[] = [];
-  for (let seq = movedTo + 1; seq <= head && !d.cancelled;) {
+  for (let seq = after + 1; seq <= head && !d.cancelled;) {
     const m = await getMessage(t, t.stream, { seq, next_by_subj: subject });
     if (m === null || m.seq > head) break;
     unmoved.push(packedOf(m));

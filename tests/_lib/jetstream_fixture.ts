@@ -55,12 +55,7 @@ export async function natsFixture(
     const nc = await connect();
     let kv: KV;
     if (history) {
-      await createJetStreamBucket(nc, {
-        bucket: BUCKET,
-        replicas: 1,
-        storage: "file",
-        maxValueSize: bucket.maxValueSize ?? JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-      });
+      await historyBucket(nc, BUCKET, { maxValueSize: bucket.maxValueSize });
       kv = await new Kvm(nc).open(BUCKET);
     } else kv = await new Kvm(nc).create(BUCKET, { history: 1, ...bucket });
     const cleanup = async () => {
@@ -101,5 +96,22 @@ export function jetstreamTest(name: string, fn: () => Promise<void>): void {
     sanitizeOps: false,
     sanitizeResources: false,
     fn,
+  });
+}
+
+/**
+ * Makes `bucket` as `agentmem bucket init` does, with what history needs: file storage, the
+ * smallest max value size history takes (unless given), one replica unless told.
+ */
+export function historyBucket(
+  nc: NatsConnection,
+  bucket: string,
+  o: { readonly replicas?: number; readonly maxValueSize?: number | undefined } = {},
+): Promise<unknown> {
+  return createJetStreamBucket(nc, {
+    bucket,
+    replicas: o.replicas ?? 1,
+    storage: "file",
+    maxValueSize: o.maxValueSize ?? JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   });
 }

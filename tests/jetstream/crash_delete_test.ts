@@ -10,12 +10,21 @@
 
 import assert from "node:assert/strict";
 import { Kvm } from "@nats-io/kv";
-import { NotFoundError, openJetStreamStore } from "../../mod.ts";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { NotFoundError, openJetStreamStore, type Store } from "../../mod.ts";
 import { natsConnect, startNatsServer } from "../_lib/nats_server.ts";
 import { needs, type Tool } from "../_lib/needs.ts";
 import { serverBinary } from "../nemesis/servers.ts";
 
 const TRIALS = 10;
+
+// The store the trials write through: one message per key (history off), warnings kept quiet.
+function openRun(nc: NatsConnection): Promise<Store> {
+  return openJetStreamStore({ bucket: "memory", prefix: "run", history: false }, {
+    nc,
+    onWarning: () => {},
+  });
+}
 
 for (const version of ["2.9.10", "2.10.27"]) {
   const bin = serverBinary(version);
@@ -36,14 +45,7 @@ for (const version of ["2.9.10", "2.10.27"]) {
       for (let i = 0; i < TRIALS; i++) {
         const nc = await natsConnect(server.url);
         try {
-          const store = await openJetStreamStore({
-            bucket: "memory",
-            prefix: "run",
-            history: false,
-          }, {
-            nc,
-            onWarning: () => {},
-          });
+          const store = await openRun(nc);
           await store.create(`k${i}`, "deleted before the crash", "value");
           assert.equal(await store.delete(`k${i}`), true);
           // The bucket stays busy after the delete, as it does in the nemesis run.
@@ -55,14 +57,7 @@ for (const version of ["2.9.10", "2.10.27"]) {
         await server.restart();
         const nc2 = await natsConnect(server.url);
         try {
-          const store = await openJetStreamStore({
-            bucket: "memory",
-            prefix: "run",
-            history: false,
-          }, {
-            nc: nc2,
-            onWarning: () => {},
-          });
+          const store = await openRun(nc2);
           const read = await store.read(`k${i}`).then(() => "back", (e) => e);
           if (read === "back") back.push(`k${i}`);
           else assert.ok(read instanceof NotFoundError, `read k${i} after the restart: ${read}`);

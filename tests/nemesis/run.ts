@@ -6,16 +6,9 @@
 
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import {
-  createJetStreamBucket,
-  history,
-  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-  MemoryError,
-  NotFoundError,
-  openJetStreamStore,
-  type Store,
-} from "../../mod.ts";
+import { history, MemoryError, NotFoundError, openJetStreamStore, type Store } from "../../mod.ts";
 import { natsConnect } from "../_lib/nats_server.ts";
+import { historyBucket } from "../_lib/jetstream_fixture.ts";
 import { check, type Verdict } from "./checker.ts";
 import { type ClusterNode, startNsCluster } from "./cluster.ts";
 import { type FinalRecord, HistoryWriter, readHistory, type VersionsRecord } from "./history.ts";
@@ -102,12 +95,7 @@ async function main(a: RunArgs): Promise<void> {
           () =>
             a.raw
               ? new Kvm(nc).create(BUCKET, { history: 1, replicas: a.replicas })
-              : createJetStreamBucket(nc, {
-                bucket: BUCKET,
-                replicas: a.replicas,
-                storage: "file",
-                maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-              }),
+              : historyBucket(nc, BUCKET, { replicas: a.replicas }),
           30_000,
           "creating the bucket",
         );

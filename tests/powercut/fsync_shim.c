@@ -40,18 +40,20 @@ static void stall(int fd) {
   nanosleep(&t, NULL);
 }
 
-int fsync(int fd) {
-  static int (*real)(int);
+/* The real call `name` (found once, into `*real`), unless this descriptor's sync is skipped. */
+static int through(int fd, const char *name, int (**real)(int)) {
   if (skipped(fd)) return 0;
   stall(fd);
-  if (real == NULL) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-  return real(fd);
+  if (*real == NULL) *real = (int (*)(int))dlsym(RTLD_NEXT, name);
+  return (*real)(fd);
+}
+
+int fsync(int fd) {
+  static int (*real)(int);
+  return through(fd, "fsync", &real);
 }
 
 int fdatasync(int fd) {
   static int (*real)(int);
-  if (skipped(fd)) return 0;
-  stall(fd);
-  if (real == NULL) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-  return real(fd);
+  return through(fd, "fdatasync", &real);
 }

@@ -8,16 +8,10 @@
 //
 //   deno task powercut --nats [--cuts N] [--seed N]
 
-import {
-  createJetStreamBucket,
-  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-  MemoryError,
-  NotFoundError,
-  openJetStreamStore,
-  type Store,
-} from "../../mod.ts";
+import { MemoryError, NotFoundError, openJetStreamStore, type Store } from "../../mod.ts";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { natsConnect, type NatsServer, retryUntil, startNatsServer } from "../_lib/nats_server.ts";
+import { historyBucket } from "../_lib/jetstream_fixture.ts";
 import { serverBinary } from "../_lib/binaries.ts";
 import { Rng } from "../_lib/rng.ts";
 import { entryFor, versionOf } from "./_content.ts";
@@ -96,14 +90,7 @@ export async function runNatsPowercut(
   });
   const nc = await natsConnect(server.url, "agentmem-powercut");
   try {
-    await retryUntil(() =>
-      createJetStreamBucket(nc, {
-        bucket: BUCKET,
-        replicas: 1,
-        storage: "file",
-        maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-      })
-    );
+    await retryUntil(() => historyBucket(nc, BUCKET));
     let store = await open(nc);
     await rewrite(store, keys);
     store = await cleanRestart(server, nc, pc);

@@ -21,12 +21,15 @@ function shortRun(): Promise<PowercutResult> {
   return run;
 }
 
-Deno.test({
-  name: "powercut: every acknowledged durable write survives the cuts whole",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse");
-  const r = await shortRun();
+// A test of the short run (run once, shared): `check` asserts what it must show.
+function runTest(name: string, check: (r: PowercutResult) => void): void {
+  Deno.test({ name: `powercut: ${name}`, ...NEEDS }, async () => {
+    assertTools("fuse");
+    check(await shortRun());
+  });
+}
+
+runTest("every acknowledged durable write survives the cuts whole", (r) => {
   assert.deepEqual(r.errors, []);
   assert.equal(r.cuts, CUTS);
   assert.ok(r.durable.acknowledged > CUTS, `only ${r.durable.acknowledged} writes acknowledged`);
@@ -36,39 +39,21 @@ Deno.test({
   assert.equal(r.strangers, 0, "names no write made appeared");
 });
 
-Deno.test({
-  name: "powercut: list(), read(), auditStore and agentmem check agree after every cut",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse");
-  assert.equal((await shortRun()).disagreements, 0);
+runTest("list(), read(), auditStore and agentmem check agree after every cut", (r) => {
+  assert.equal(r.disagreements, 0);
 });
 
-Deno.test({
-  name: "powercut: history and head agree after every cut, with every acknowledged write's version",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse");
-  const r = await shortRun();
+runTest("history and head agree after every cut, with every acknowledged write's version", (r) => {
   assert.equal(r.durable.history, 0, "durable keys' history and head disagreed after a cut");
   assert.equal(r.historyMissing, 0, "acknowledged durable writes had no version after a cut");
 });
 
-Deno.test({
-  name: "powercut: durable: false loses writes but never shows a torn entry",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse");
-  const r = await shortRun();
+runTest("durable: false loses writes but never shows a torn entry", (r) => {
   assert.ok(r.nonDurable.acknowledged > 0);
   assert.equal(r.nonDurable.torn, 0, "durable: false entries were torn (empty) after a cut");
   // Versions may go with the writes a cut loses (reported by the run, not asserted).
 });
 
-Deno.test({
-  name: "powercut: nothing a cut leaves behind blocks a later write",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse");
-  assert.equal((await shortRun()).blocked, 0, "writes after the remount were blocked");
+runTest("nothing a cut leaves behind blocks a later write", (r) => {
+  assert.equal(r.blocked, 0, "writes after the remount were blocked");
 });

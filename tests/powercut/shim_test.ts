@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { assertTools, needs } from "../_lib/needs.ts";
 import { reportLines } from "./main.ts";
-import { GROUPS, runPowercut } from "./run.ts";
+import { GROUPS, type PowercutResult, runPowercut } from "./run.ts";
 import { shimEnv } from "./_shim.ts";
 
 const NEEDS = needs("the power-cut shim runs", "fuse", "gcc");
@@ -24,20 +24,23 @@ async function shimRun(skip: "dirs" | "files", seed: number) {
   return r;
 }
 
-Deno.test({
-  name: "powercut: directory fsyncs skipped, acknowledged creates are reported lost",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse", "gcc");
-  const r = await shimRun("dirs", 31);
+// A shim run as a test: `check` says what it must have reported.
+function shimTest(
+  name: string,
+  mode: "dirs" | "files",
+  seed: number,
+  check: (r: PowercutResult) => void,
+) {
+  Deno.test({ name: `powercut: ${name}`, ...NEEDS }, async () => {
+    assertTools("fuse", "gcc");
+    check(await shimRun(mode, seed));
+  });
+}
+
+shimTest("directory fsyncs skipped, acknowledged creates are reported lost", "dirs", 31, (r) => {
   assert.ok(r.durable.lostBy.create > 0, `no lost create reported: ${JSON.stringify(r.durable)}`);
 });
 
-Deno.test({
-  name: "powercut: file fsyncs skipped, torn or empty entries are reported",
-  ...NEEDS,
-}, async () => {
-  assertTools("fuse", "gcc");
-  const r = await shimRun("files", 32);
+shimTest("file fsyncs skipped, torn or empty entries are reported", "files", 32, (r) => {
   assert.ok(r.durable.torn > 0, `no torn entry reported: ${JSON.stringify(r.durable)}`);
 });
