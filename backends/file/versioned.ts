@@ -490,14 +490,9 @@ function linkVersion(temp: string, to: string): void {
 // version goes on top it is linked back, and the chain keeps no gap. Another file under its
 // sequence is what a killed writer left above an older head, kept by the cut that lost the head's
 // link: it counts for nothing and is replaced. True when it linked.
+// Two lstats on the common path (the link is there): no failed link and no error object per write.
 function relinkHead(path: string, root: string, key: string, seq: number): boolean {
   const to = versionPath(root, key, seq);
-  try {
-    link(path, to);
-    return true;
-  } catch (e) {
-    if (errorKind(e) !== "EEXIST") throw e;
-  }
   if (identityOf(to) === identityOf(path)) return false;
   linkVersion(path, to);
   return true;
