@@ -95,12 +95,14 @@ export {
   history,
   type HistoryProblem,
   type HistoryRetention,
+  type HistorySetting,
   readVersion,
   restoreVersion,
   type RevertOptions,
   type RevertResult,
   revertRun,
   type Version,
+  type VersionedStoreOptions,
 } from "./store/history.ts";
 export {
   type AuditEntry,

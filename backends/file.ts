@@ -22,7 +22,7 @@
 import { errorKind } from "../store/_text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
-import { HISTORY_OPTION, retentionOf } from "../store/history.ts";
+import { HISTORY_OPTION, retentionOf, type VersionedStoreOptions } from "../store/history.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/_store.ts";
@@ -31,7 +31,7 @@ import { sweepDir } from "./file/sweep.ts";
 import { dirIdentity, makeDir, realPath } from "./file/fs.ts";
 
 /** Options of the file backend. */
-export interface FileStoreOptions {
+export interface FileStoreOptions extends VersionedStoreOptions {
   /**
    * The directory that holds the memories. When missing, it is created with mode 0700 (an
    * existing directory's mode is left as the operator set it).
@@ -44,24 +44,10 @@ export interface FileStoreOptions {
    */
   readonly durable?: boolean | undefined;
   /**
-   * Enforce read-before-update, as the jetstream backend does: `update` writes only if the run's
-   * `Scope` holds the revision of what the key holds now, else `StaleError`. Default `false`.
-   * Turn it on when several agents share one directory, in every process that opens it.
-   */
-  readonly readBeforeUpdate?: boolean | undefined;
-  /**
    * Open for reading only: the directory must exist and is never created or written; writes are
    * refused with `ReadOnlyError`. Read permission is enough. Default `false`.
    */
   readonly readOnly?: boolean | undefined;
-  /**
-   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`), in
-   * `<dir>/.history/<key>/`. Default on, keeping at least the last 64 versions of every key and
-   * every version younger than 30 days (deleted keys included); `{ versions, days }` changes
-   * that, `false` turns history off. Versions never count against the entry limit and never
-   * show in `list()`.
-   */
-  readonly history?: boolean | { readonly versions?: number; readonly days?: number } | undefined;
 }
 
 const FILE_OPTIONS = {

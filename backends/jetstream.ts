@@ -76,7 +76,7 @@ import {
   ROLLUP_HEADER_BYTES,
 } from "./jetstream/wire.ts";
 import { Keeper } from "./jetstream/keeper.ts";
-import { HISTORY_OPTION, retentionOf } from "../store/history.ts";
+import { HISTORY_OPTION, retentionOf, type VersionedStoreOptions } from "../store/history.ts";
 import {
   bucketInitCommand,
   type BucketSettings as JetStreamBucketSettings,
@@ -140,7 +140,7 @@ export async function createJetStreamBucket(
 }
 
 /** Options of the jetstream backend. */
-export interface JetStreamStoreOptions {
+export interface JetStreamStoreOptions extends VersionedStoreOptions {
   /** The KV bucket's name. The operator creates it; the backend only binds. */
   readonly bucket: string;
   /**
@@ -149,25 +149,10 @@ export interface JetStreamStoreOptions {
    */
   readonly prefix?: string | undefined;
   /**
-   * Refuse `update` of a key this run's scope has not read, or whose revision moved since
-   * (default `true`). With `false`, `update` replaces unconditionally and creates a missing key,
-   * as the file backend does.
-   */
-  readonly readBeforeUpdate?: boolean | undefined;
-  /**
    * Milliseconds a call may take before it fails with `UnavailableError` (default 5000). A call
    * may make a few requests; the deadline covers them all.
    */
   readonly timeout?: number | undefined;
-  /**
-   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`). Default on,
-   * keeping at least the last 64 versions of every key and every version younger than 30 days,
-   * deleted keys included; `{ versions, days }` changes that, `false` turns history off. Needs a
-   * bucket made by `agentmem bucket init` (or `createJetStreamBucket`); opening one that lacks what
-   * history needs says what is missing and the command that adds it. Versions never count against
-   * the entry limit and never show in `list()`.
-   */
-  readonly history?: boolean | { readonly versions?: number; readonly days?: number } | undefined;
 }
 
 /**

@@ -83,6 +83,33 @@ export interface HistoryRetention {
   readonly days: number;
 }
 
+/**
+ * A backend's `history` option. Omitted or `true`: on, keeping `DEFAULT_RETENTION` (at least the
+ * last 64 versions of every key and every version younger than 30 days, deleted keys included).
+ * `{ versions, days }`: on, keeping that (each field defaults as above). `false`: off. Versions
+ * never count against the entry limit and never show in `list()`.
+ */
+export type HistorySetting = boolean | { readonly versions?: number; readonly days?: number };
+
+/** The options both backends take, with one meaning. */
+export interface VersionedStoreOptions {
+  /**
+   * Enforce read-before-update: `update` writes only if the run's `Scope` holds the revision of
+   * what the key holds now, else `StaleError`. Off, `update` replaces unconditionally and creates
+   * a missing key. Default `true` on jetstream; `false` on the file backend (the seed's contract),
+   * where several agents sharing one directory should turn it on in every process that opens it.
+   */
+  readonly readBeforeUpdate?: boolean | undefined;
+  /**
+   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`): in
+   * `<dir>/.history/<key>/` on the file backend, in the bucket's history stream on jetstream
+   * (which needs a bucket made by `agentmem bucket init` or `createJetStreamBucket`; opening one
+   * that lacks what history needs says what is missing and the command that adds it). On by
+   * default; see `HistorySetting` for what it keeps.
+   */
+  readonly history?: HistorySetting | undefined;
+}
+
 /** What a store keeps when its options do not say: the last 64 versions and 30 days. */
 export const DEFAULT_RETENTION: HistoryRetention = Object.freeze({ versions: 64, days: 30 });
 
@@ -104,7 +131,7 @@ export const HISTORY_OPTION = {
  */
 export function retentionOf(
   backend: string,
-  option: boolean | { versions?: number; days?: number } | undefined,
+  option: HistorySetting | undefined,
 ): HistoryRetention | undefined {
   if (option === false) return undefined;
   if (option === undefined || option === true) return DEFAULT_RETENTION;
