@@ -78,11 +78,9 @@ export function parseConfig(args: string[]) {
   // The store's capacity bounds the keys a run may create.
   for (const keyspace of config.keyspaces) {
     const total = keyspace === "contended" ? config.keys : config.keys * config.processes;
-    if (total + 1 > MAX_ENTRIES) {
-      fail(
-        `Too many keys: ${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}; lower --keys or --processes`,
-      );
-    }
+    const over =
+      `${total} in the ${keyspace} keyspace (plus the counter) exceeds the store's capacity of ${MAX_ENTRIES}`;
+    if (total + 1 > MAX_ENTRIES) fail(`Too many keys: ${over}; lower --keys or --processes`);
   }
   if (config.listEntries > MAX_ENTRIES) fail(`Invalid --list-entries: at most ${MAX_ENTRIES}`);
   return config;

@@ -35,18 +35,10 @@ export function fmtMs(n: number): string {
   return n.toFixed(n >= 100 ? 0 : n >= 10 ? 1 : n >= 1 ? 2 : 3);
 }
 
-/** A byte count for a table cell. */
+/** A byte count: 1024 → "1 KiB", 65536 → "64 KiB", 1536 → "1.5 KiB", 100 → "100 B". */
 export function fmtBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${n} B`;
-}
-
-/** 1024 → "1 KiB", 65536 → "64 KiB", 100 → "100 B". */
-export function sizeLabel(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} B`;
+  const [unit, size] = n >= 1 << 20 ? ["MiB", 1 << 20] : n >= 1024 ? ["KiB", 1024] : ["B", 1];
+  return `${(n / size).toFixed(n % size === 0 ? 0 : 1)} ${unit}`;
 }
 
 /** A ratio and its per-trial range: `1.02x (trials 0.75–1.22)`. */

@@ -44,11 +44,10 @@ export async function checkPhase(ctx: Checks, where: string, phase: Phase, store
     const expected = op === "create" ? all : [];
     const missing = expected.find((k) => !present.has(k));
     const extra = [...present].find((k) => !expected.includes(k));
-    const hint = `${missing ? `; missing "${missing}"` : ""}${
-      extra ? `; unexpected "${extra}"` : ""
-    }`;
-    const lists = `the store lists ${present.size} key(s), expected ${expected.length}${hint}`;
-    check(present.size === expected.length && missing === undefined, () => `after ${op} ${lists}`);
+    const hint = [missing && `; missing "${missing}"`, extra && `; unexpected "${extra}"`];
+    const lists = `the store lists ${present.size} key(s), expected ${expected.length}`;
+    const ok = present.size === expected.length && missing === undefined;
+    check(ok, () => `after ${op} ${lists}${hint.filter(Boolean).join("")}`);
   } else if (op === "read") {
     const bad = total((r) => r.badReads);
     check(bad === 0, () => `${bad} read(s) returned an entry no writer wrote (torn or truncated)`);

@@ -5,11 +5,10 @@
 
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { validateKey } from "../mod.ts";
 import { needNats, openStore } from "./_location.ts";
 import type { Command, ListMethod, Location } from "./_protocol.ts";
-import { rawList } from "./_raw.ts";
-
-const CLOSE = new TextEncoder().encode("\n---\n");
+import { rawList, rawRead } from "./_raw.ts";
 
 type Listing = Omit<Extract<Command, { cmd: "list" }>, "cmd">;
 
@@ -36,26 +35,37 @@ async function lister(method: ListMethod, location: Location, nc: NatsConnection
   }
   const dir = location.dir as string;
   if (method === "file-headers") return () => Promise.resolve(rawList(dir).length);
-  if (method === "file-bodies") return () => Promise.resolve(listBodies(dir));
+  const whole = (e: Deno.DirEntry) =>
+    e.isFile && e.name.endsWith(".md") && !e.name.startsWith(".") &&
+    rawRead(`${dir}/${e.name}`) >= 0;
+  if (method === "file-bodies") {
+    return () => Promise.resolve([...Deno.readDirSync(dir)].filter(whole).length);
+  }
   const kv = await new Kvm(needNats(nc)).open(location.bucket as string);
   await kv.status();
   return method === "jetstream-watch" ? () => watchPass(kv) : () => keysThenGets(kv);
 }
 
-// The message a bucket made with history keeps at this name (the README's "anchor"): no memory.
-const ANCHOR = "~agentmem";
+// Whether a bucket's key is a memory's: a bucket keeps other messages beside them.
+function isMemory(name: string): boolean {
+  try {
+    return validateKey(name) === name;
+  } catch {
+    return false;
+  }
+}
 
 async function watchPass(kv: KV): Promise<number> {
   let n = 0;
   for await (const entry of await kv.watch()) {
-    if (entry.operation === "PUT" && entry.key !== ANCHOR) n++;
+    if (entry.operation === "PUT" && isMemory(entry.key)) n++;
     if (entry.delta === 0) break;
   }
   return n;
 }
 
 async function keysThenGets(kv: KV): Promise<number> {
-  const keys = (await Array.fromAsync(await kv.keys())).filter((k) => k !== ANCHOR);
+  const keys = (await Array.fromAsync(await kv.keys())).filter((k) => isMemory(k));
   let n = 0;
   for (const key of keys) if ((await kv.get(key))?.operation === "PUT") n++;
   return n;
@@ -68,21 +78,4 @@ function readChars(): number {
   } catch {
     return -1;
   }
-}
-
-function listBodies(dir: string): number {
-  let n = 0;
-  for (const e of Deno.readDirSync(dir)) {
-    if (!e.isFile || !e.name.endsWith(".md") || e.name.startsWith(".")) continue;
-    if (indexOf(Deno.readFileSync(`${dir}/${e.name}`), CLOSE) >= 0) n++;
-  }
-  return n;
-}
-
-function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }

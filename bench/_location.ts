@@ -1,6 +1,7 @@
 // Where a run's data lives: a fresh directory or bucket per run, seeded untimed, opened through
 // the library's public openers, removed afterwards.
 
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import {
@@ -31,23 +32,13 @@ export function freshLocations(work: string, nc: NatsConnection | undefined, pre
     const dir = backend === "jetstream" ? undefined : `${work}/run-${n}`;
     const bucket = backend === "file" ? undefined : `${prefix}_${n}`;
     if (dir !== undefined) await Deno.mkdir(dir, { recursive: true });
-    if (bucket !== undefined && !history) {
-      await new Kvm(needNats(nc)).create(bucket, { history: 1 });
-    } else if (bucket !== undefined) {
-      await createJetStreamBucket(needNats(nc), {
-        bucket,
-        replicas: 1,
-        storage: "file",
-        maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
-      });
-    }
+    if (bucket !== undefined) await makeBucket(needNats(nc), bucket, history);
     const dispose = async () => {
       if (dir !== undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
       if (bucket === undefined) return;
-      await new Kvm(needNats(nc)).open(bucket).then((kv) => kv.destroy()).catch(() => {});
-      const { jetstreamManager } = await import("@nats-io/jetstream");
-      await jetstreamManager(needNats(nc)).then((jsm) => jsm.streams.delete(`KVH_${bucket}`))
-        .catch(() => {});
+      const jsm = await jetstreamManager(needNats(nc));
+      const gone = (stream: string) => jsm.streams.delete(stream).catch(() => {});
+      await Promise.all([gone(`KV_${bucket}`), gone(`KVH_${bucket}`)]);
     };
     const where = {
       ...dir === undefined ? {} : { dir },
@@ -56,6 +47,13 @@ export function freshLocations(work: string, nc: NatsConnection | undefined, pre
     return { ...where, [Symbol.asyncDispose]: dispose };
   };
   return { fresh };
+}
+
+// A bucket as `agentmem bucket init` makes it, or without history the NATS KV way.
+function makeBucket(nc: NatsConnection, bucket: string, history: boolean): Promise<unknown> {
+  if (!history) return new Kvm(nc).create(bucket, { history: 1 });
+  const maxValueSize = JETSTREAM_HISTORY_MIN_VALUE_SIZE;
+  return createJetStreamBucket(nc, { bucket, replicas: 1, storage: "file", maxValueSize });
 }
 
 /** The NATS connection, or an error saying there is none. */

@@ -162,13 +162,12 @@ async function sqlite(path: string): Promise<Peer> {
   const setUp = `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
     CREATE TABLE IF NOT EXISTS m (${columns})`;
   await unlocked(() => Promise.resolve(db.exec(setUp)));
-  const ins = db.prepare("INSERT INTO m VALUES (?, ?, ?, 1)");
-  const sel = db.prepare("SELECT body, version FROM m WHERE key = ?");
-  const upd = db.prepare(
-    "UPDATE m SET body = ?, version = version + 1 WHERE key = ? AND version = ?",
-  );
-  const lst = db.prepare("SELECT key, description FROM m ORDER BY key");
-  const del = db.prepare("DELETE FROM m WHERE key = ?");
+  const sql = (statement: string) => db.prepare(statement);
+  const ins = sql("INSERT INTO m VALUES (?, ?, ?, 1)");
+  const sel = sql("SELECT body, version FROM m WHERE key = ?");
+  const upd = sql("UPDATE m SET body = ?, version = version + 1 WHERE key = ? AND version = ?");
+  const lst = sql("SELECT key, description FROM m ORDER BY key");
+  const del = sql("DELETE FROM m WHERE key = ?");
   const seen = new Map<string, number>();
   const get = (key: string) => {
     const row = sel.get(key) as { body: string; version: number } | undefined;

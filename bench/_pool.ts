@@ -55,26 +55,19 @@ export async function serve(handle: (c: Command) => Promise<unknown>, end: () =>
     const bytes = ENCODER.encode(JSON.stringify(reply) + "\n");
     for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
   };
-  for await (const line of readLines(Deno.stdin.readable)) {
-    const command = JSON.parse(line) as Command;
-    if (command.cmd === "exit") return await end().then(() => write({ ok: true }));
-    const error = (e: unknown) => e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    await write(
-      await handle(command).then(
-        (result) => ({ ok: true, result }),
-        (e) => ({ ok: false, error: error(e) }),
-      ),
-    );
-  }
-  await end();
-}
-
-async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const error = (e: unknown) => e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   let buffer = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+  // The driver ends every command with a newline.
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
     const lines = (buffer + chunk).split("\n");
     buffer = lines.pop() as string;
-    yield* lines.filter((line) => line.trim() !== "");
+    for (
+      const command of lines.filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Command)
+    ) {
+      if (command.cmd === "exit") return await end().then(() => write({ ok: true }));
+      const reply = (result: unknown) => ({ ok: true as const, result });
+      await write(await handle(command).then(reply, (e) => ({ ok: false, error: error(e) })));
+    }
   }
-  if (buffer.trim() !== "") yield buffer;
+  await end();
 }

@@ -6,6 +6,7 @@
 // in flight; no validation, symlink checks, capacity or telemetry. The jetstream floor is
 // `@nats-io/kv` on the worker's connection, keeping the library's guarantees by hand.
 
+import { existsSync } from "node:fs";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -60,15 +61,6 @@ export function groupCommit(dir: string): () => Promise<void> {
   return () => running === undefined ? start() : (next ??= running.then(start));
 }
 
-function present(path: string): boolean {
-  try {
-    return Deno.lstatSync(path) !== null;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
-
 async function stage(dir: string, key: string, bytes: Uint8Array): Promise<string> {
   const temp = `${dir}/.${key}.${crypto.randomUUID()}.tmp`;
   using file = Deno.openSync(temp, { write: true, createNew: true, mode: 0o600 });
@@ -87,9 +79,9 @@ export function fileRawTarget(dir: string, entries: Entries, sync = () => syncDi
   const exists = FAULT_CREATE_ALWAYS_WINS;
   return {
     async create(key) {
-      // Look before staging: a key that exists costs one lstat, not a durable write. `link`
+      // Look before staging: a key that exists costs one stat, not a durable write. `link`
       // stays the arbiter when two creates race past the look.
-      if (present(path(key))) return exists;
+      if (existsSync(path(key))) return exists;
       const temp = await stage(dir, key, entries.createBytes);
       try {
         Deno.linkSync(temp, path(key));

@@ -29,13 +29,7 @@ export function ratios(pairs: readonly (readonly (number | undefined)[])[]): Spr
 
 /** `items` grouped by `key`, groups in the order their first item came. */
 export function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const group = groups.get(key(item));
-    if (group === undefined) groups.set(key(item), [item]);
-    else group.push(item);
-  }
-  return [...groups.values()];
+  return [...Map.groupBy(items, key).values()];
 }
 
 /** `value` rounded to `digits` decimals. */

@@ -16,7 +16,7 @@ import {
   Scope,
   type Store,
 } from "../mod.ts";
-import { mulberry32 } from "../tests/_lib/rng.ts";
+import { Rng } from "../tests/_lib/rng.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
@@ -47,22 +47,13 @@ const RBU = "update, readBeforeUpdate on";
 
 /** Runs every section; `work` is a scratch directory today's library is extracted into. */
 export async function runMicro(o: Context) {
-  const rows: MicroRow[] = [];
-  const notes: string[] = [];
+  const [rows, notes]: [MicroRow[], string[]] = [[], []];
   for (const backend of ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
-    if (backend === "jetstream") {
-      rows.push(
-        ...await historySections(o, backend),
-        await deletedSection(o),
-        await fullSection(o),
-      );
-      continue;
-    }
-    rows.push(await rbuSection(o), ...await historySections(o, backend), await searchSection(o));
-    const [inflight, note] = await inflightSection(o);
-    rows.push(...inflight);
-    if (note !== undefined) notes.push(note);
+    if (backend === "file") rows.push(await rbuSection(o));
+    rows.push(...await historySections(o, backend));
+    if (backend === "jetstream") rows.push(await deletedSection(o), await fullSection(o));
+    else rows.push(await searchSection(o), ...await inflightSection(o, notes));
   }
   return { rows, notes };
 }
@@ -181,12 +172,11 @@ async function historySections(o: Context, backend: Backend): Promise<MicroRow[]
   const js = backend === "jetstream";
   const [entries, versions] = o.quick ? [128, 4] : [1000, 20];
   const trials = { update: [] as Trial[], list: [] as Trial[], read: [] as Trial[] };
+  const nc = o.nc as NatsConnection;
   const opened = async (history: boolean, keys: string[], durable = true) => {
     const location = await o.locations.fresh(backend, history);
     const s = js
-      ? await openJetStreamStore({ bucket: location.bucket as string, prefix: "", history }, {
-        nc: o.nc as NatsConnection,
-      })
+      ? await openJetStreamStore({ bucket: location.bucket as string, prefix: "", history }, { nc })
       : await openFileStore({ dir: location.dir as string, history, durable });
     const scope = new Scope();
     await inBatches(keys, (k) => s.create(k, "with a history", ENTRIES.createContent, { scope }));
@@ -199,9 +189,8 @@ async function historySections(o: Context, backend: Backend): Promise<MicroRow[]
     const keys = keysOf("h", (o.quick ? 16 : 64) * (js ? 4 : 1));
     await using on = await opened(true, keys);
     await using off = await opened(false, keys);
-    trials.update.push(
-      await time(keys, { "history on": update(on, t), "history off": update(off, t) }),
-    );
+    const updates = { "history on": update(on, t), "history off": update(off, t) };
+    trials.update.push(await time(keys, updates));
     // Set-up without fsyncs on the file backend: listing reads the same files either way.
     await using kept = await opened(true, listed, false);
     await using none = await opened(js, listed, false);
@@ -275,14 +264,13 @@ async function fullSection(o: Context): Promise<MicroRow> {
 // a model calls it) against the least a search of current text costs: every entry file read
 // with readFileSync and scanned with indexOf for the query's first word. Target: under 50 ms.
 async function searchSection(o: Context): Promise<MicroRow> {
-  const random = mulberry32(2_026); // a seeded vocabulary, some words far commoner than others
-  const syllable = () =>
-    "ka lo mi ne su ta ri po de vu sha quo".split(" ")[Math.floor(random() * 12)];
+  const random = new Rng(2_026); // a seeded vocabulary, some words far commoner than others
+  const syllable = () => random.pick("ka lo mi ne su ta ri po de vu sha quo".split(" "));
   const words = Array.from({ length: 2_000 }, () => `${syllable()}${syllable()}${syllable()}`);
-  const word = () => words[Math.floor(words.length * random() ** 2.5)] as string;
+  const word = () => words[Math.floor(words.length * random.next() ** 2.5)] as string;
   const body = () => {
     let text = "";
-    while (text.length < 4_084) text += word() + (random() < 0.08 ? ".\n" : " ");
+    while (text.length < 4_084) text += word() + (random.next() < 0.08 ? ".\n" : " ");
     return text.slice(0, 4_096);
   };
   await using location = await o.locations.fresh("file");
@@ -336,7 +324,7 @@ async function inflight(o: Context, n: number, open: (dir: string) => Promise<Ta
 // Without git (a shallow or exported tree), today's library cannot run beside the current one and
 // the target is judged against the number recorded in bench/reference.json. The floor shares
 // directory fsyncs by group commit (bench/_raw.ts).
-async function inflightSection(o: Context): Promise<[MicroRow[], string?]> {
+async function inflightSection(o: Context, notes: string[]): Promise<MicroRow[]> {
   const ref = await referenceLibrary(o.work);
   const n = o.quick ? 64 : 512;
   const library = (open: OpenStore) => async (dir: string) =>
@@ -360,9 +348,7 @@ async function inflightSection(o: Context): Promise<[MicroRow[], string?]> {
     trials.update.push(update);
   }
   const of = typeof ref === "string" ? "raw group commit" : "today's library";
-  const rows = (["create", "update"] as const)
+  if (typeof ref === "string") notes.push(`16 in flight: ${ref}; judged on bench/reference.json`);
+  return (["create", "update"] as const)
     .map((op) => row(`inflight ${op}`, "file", trials[op], "library", of));
-  return typeof ref === "string"
-    ? [rows, `16 in flight: ${ref}; judged on bench/reference.json`]
-    : [rows];
 }

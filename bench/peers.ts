@@ -119,10 +119,8 @@ async function workload(peers: ReturnType<typeof on>, n: number, place: Location
 function medians(samples: readonly PeerRow[]): PeerRow[] {
   return groupBy(samples, (r) => `${r.system}|${r.n}|${r.processes}|${r.op}`).map((g) => {
     const kept = g.flatMap((r) => r.kept === undefined ? [] : [r.kept]);
-    const [opsPerSec, failed] = [
-      median(g.map((r) => r.opsPerSec)),
-      Math.max(...g.map((r) => r.failed)),
-    ];
+    const opsPerSec = median(g.map((r) => r.opsPerSec));
+    const failed = Math.max(...g.map((r) => r.failed));
     const fewest = kept.length > 0 ? { kept: Math.min(...kept) } : {};
     return { ...g[0] as PeerRow, opsPerSec, failed, ...fewest, trials: g.length };
   });

@@ -8,7 +8,7 @@ import { listOnce } from "./_list.ts";
 import { openStore, seed } from "./_location.ts";
 import type { Peer } from "./_peers.ts";
 import { serve } from "./_pool.ts";
-import type { Command, Location, TargetName } from "./_protocol.ts";
+import type { Command, Location, Op, TargetName } from "./_protocol.ts";
 import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
 import { mulberry32 } from "../tests/_lib/rng.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
@@ -86,17 +86,14 @@ async function warmUp({ warmup, index, warmupOps }: Init, name: TargetName): Pro
   const t = await open(name, location);
   const prefix = `warm-${name}-${index}`;
   const keys = Array.from({ length: Math.min(warmupOps, WARMUP_KEYS) }, (_, i) => `${prefix}-${i}`);
-  const [key, counter] = [(i: number) => keys[i % keys.length] as string, `${prefix}-counter`];
-  const c = { exists: 0, stale: 0, retries: 0 };
-  for (const k of keys) await t.create(k);
-  for (let i = 0; i < warmupOps; i++) await t.update(key(i), c);
-  for (let i = 0; i < warmupOps; i++) await t.read(key(i));
+  const phase = (op: Op, keys: string[]) =>
+    runPhase(t, { cmd: "phase", op, keys, count: warmupOps, seed: index });
+  for (const op of ["create", "update", "read"] as const) await phase(op, keys);
   if (!onFile) {
-    await seed(location, [counter], "0", nc);
-    for (let i = 0; i < warmupOps; i++) await t.increment(counter, c);
-    await t.delete(counter);
+    await seed(location, [`${prefix}-counter`], "0", nc);
+    for (const op of ["counter", "delete"] as const) await phase(op, [`${prefix}-counter`]);
   }
-  for (const key of keys) await t.delete(key);
+  await phase("delete", keys);
   if (onFile) await Deno.remove(dir, { recursive: true });
 }
 
