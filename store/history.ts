@@ -10,7 +10,7 @@
 
 import { ConfigError, NotFoundError, ReadOnlyError, StaleError } from "./errors.ts";
 import { PROVENANCE_ID } from "./scope.ts";
-import type { CallOptions, Entry, Store } from "./types.ts";
+import type { CallOptions, Entry, Item, Store } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { type Call, extensionsOf, type Op, runCall, type StoreExtensions } from "./_store.ts";
 import { describeType, quote } from "./_text.ts";
@@ -184,13 +184,16 @@ export interface HistoryOps {
   /** Every kept version of every key (or of `key`), oldest first. */
   log(key: string | undefined, call: Call): Promise<Version[]>;
   /**
-   * The newest version of every key that holds a memory now, in one pass like `list()` (the
-   * tools mark memories a tainted run wrote last). A key whose entry carries no version record
-   * (written with history off) is left out.
+   * What `list()` shows and, from the same pass, the newest version of each listed key (the
+   * tools mark memories a tainted run wrote last, and a mark must be that of the entry listed).
+   * A key whose entry carries no version record (written with history off) has none.
    */
-  heads(call: Call): Promise<Version[]>;
-  /** The newest version of `key` when it holds a memory now (cheap: no walk of its history). */
-  latest(key: string, call: Call): Promise<Version | undefined>;
+  index(call: Call): Promise<{ readonly items: Item[]; readonly heads: Version[] }>;
+  /**
+   * What `read(key)` does, the revision it records in the call's scope included, and the version
+   * record of the very bytes it read (`undefined` for an entry written with history off).
+   */
+  readLatest(key: string, call: Call): Promise<EntryVersion>;
   /**
    * Writes `write` (or deletes the key, when `null`) as a new version, only if the key's newest
    * version is still `expected` (its revision, or `null` for a key with no version at all);
@@ -517,48 +520,43 @@ export function revertRun(
   });
 }
 
-/**
- * The newest version of every key that holds a memory now, for the tools' marks; `undefined` for
- * a store that keeps no history (or fails to answer: the marks are a help, never a failure).
- */
-export async function headVersions(store: Store): Promise<Map<string, Version> | undefined> {
-  const ext = extensionsOf(store);
-  const ops = ext?.ops.history;
-  if (ext === undefined || ops === undefined) return undefined;
-  try {
-    const heads = await runCall(
-      ext.backend,
-      "history",
-      undefined,
-      () => undefined,
-      (c) => ops.heads(c),
-    );
-    return new Map(heads.map((v) => [v.key, v]));
-  } catch {
-    return undefined;
-  }
+/** An entry and the version that wrote it, read together. */
+export interface EntryVersion {
+  readonly entry: Entry;
+  readonly version: Version | undefined;
 }
 
-/** The newest version of `key`, when the store keeps history and it holds a memory now. */
-export async function latestVersion(
+/**
+ * What `list()` shows and the newest version of each listed key, from one pass, for the tools'
+ * index and its marks; `undefined` for a store that keeps no history (list it instead).
+ */
+export async function listWithHeads(
   store: Store,
-  key: string,
-  opts?: Pick<CallOptions, "signal">,
-): Promise<Version | undefined> {
+): Promise<{ items: Item[]; heads: Map<string, Version> } | undefined> {
   const ext = extensionsOf(store);
   const ops = ext?.ops.history;
   if (ext === undefined || ops === undefined) return undefined;
-  try {
-    return await runCall(
-      ext.backend,
-      "history",
-      opts,
-      () => validateKey(key),
-      (c) => ops.latest(key, c),
-    );
-  } catch {
-    return undefined;
+  const run = (c: Call) => ops.index(c);
+  const { items, heads } = await runCall(ext.backend, "list", undefined, () => undefined, run);
+  return { items, heads: new Map(heads.map((v) => [v.key, v])) };
+}
+
+/**
+ * `store.read(key, opts)` and the version record of the bytes it read, from one read, so a
+ * memory is never shown with the mark of a write that came after it (no version for a store
+ * that keeps no history).
+ */
+export async function readWithVersion(
+  store: Store,
+  key: string,
+  opts?: CallOptions,
+): Promise<EntryVersion> {
+  const ext = extensionsOf(store);
+  const ops = ext?.ops.history;
+  if (ext === undefined || ops === undefined) {
+    return { entry: await store.read(key, opts), version: undefined };
   }
+  return runCall(ext.backend, "read", opts, () => validateKey(key), (c) => ops.readLatest(key, c));
 }
 
 // Runs an exported history function as a store call: validation first, the span, the abort

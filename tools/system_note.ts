@@ -14,7 +14,7 @@ import { frame, indexLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";
 import { DELETE, LIST, READ, SEARCH, WRITE } from "./_names.ts";
 import { readToolOptions } from "./_options.ts";
-import { headVersions } from "../store/history.ts";
+import { listWithHeads } from "../store/history.ts";
 
 /** Options of `memorySystemNote`. */
 export interface SystemNoteOptions {
@@ -78,12 +78,12 @@ export function memorySystemNote(
       try {
         // Sorted whatever order the backend lists in, so the same memories always give the
         // same note.
-        items = listedItems(await instrument(store).list());
-        // Memories whose latest version came from a tainted run are marked (history on).
-        const heads = await headVersions(store);
-        if (heads !== undefined) {
-          tainted = new Set([...heads.values()].filter((v) => v.tainted).map((v) => v.key));
-        }
+        // With history on, memories whose latest version came from a tainted run are marked,
+        // from the same pass that lists them.
+        const indexed = await listWithHeads(store);
+        items = listedItems(indexed?.items ?? await instrument(store).list());
+        const heads = [...indexed?.heads.values() ?? []];
+        tainted = new Set(heads.filter((v) => v.tainted).map((v) => v.key));
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }

@@ -30,7 +30,7 @@ import { readCurrent, readDescription, readHead, splitFile } from "./read.ts";
 import { entryAt, logOf, verifyStore, versionsOf } from "./history.ts";
 import { type Rule, VersionedWriter } from "./versioned.ts";
 import { toVersion } from "./envelope.ts";
-import type { HistoryOps, HistoryRetention, Version } from "../../store/history.ts";
+import type { EntryVersion, HistoryOps, HistoryRetention, Version } from "../../store/history.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 import { exists, notFound, occupied, stale } from "./refusals.ts";
@@ -91,15 +91,8 @@ export class FileBackend implements BackendOps {
       versions: (key) => Promise.resolve(versionsOf(root, key)),
       readVersion: (key, revision) => Promise.resolve(entryAt(root, key, Number(revision))),
       log: (key) => Promise.resolve(logOf(root, key)),
-      heads: () => Promise.resolve(this.#heads()),
-      latest: (key) => {
-        const head = readHead(this.#path(key), key);
-        return Promise.resolve(
-          head?.record === undefined || head.description === undefined
-            ? undefined
-            : toVersion(key, head.record, head.description),
-        );
-      },
+      index: () => Promise.resolve(this.#index()),
+      readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call)),
       commitIf: async (key, expected, write, call) => {
         this.#requireWritable(key);
         const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);
@@ -134,14 +127,16 @@ export class FileBackend implements BackendOps {
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  // The newest version of every listed key.
-  #heads(): Version[] {
-    return this.#scan((key) => {
-      const head = readHead(this.#path(key), key);
-      return head?.record === undefined || head.description === undefined
-        ? undefined
-        : toVersion(key, head.record, head.description);
+  // What list() shows and, from the same header reads, the newest version of each listed key.
+  #index(): { items: Item[]; heads: Version[] } {
+    const heads: Version[] = [];
+    const items = this.#scan((key) => {
+      const { description, record } = readHead(this.#path(key), key) ?? {};
+      if (description === undefined) return undefined;
+      if (record !== undefined) heads.push(toVersion(key, record, description));
+      return { key, description };
     });
+    return { items, heads };
   }
 
   #path(key: string): string {
@@ -180,15 +175,21 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async read(key: string, call: Call): Promise<Entry> {
+    return this.#readLatest(key, call).entry;
+  }
+
+  // The entry and the version record read with it, from one read of the file.
+  #readLatest(key: string, call: Call): EntryVersion {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
-    const stored = splitFile(bytes, key).entry;
+    const { record, entry: stored } = splitFile(bytes, key);
     const entry = parseEntry(stored, key);
     const revision = call.scope === null ? 0 : revisionOf(stored);
     abortCheck(BACKEND, "read", key, call.signal);
     if (call.scope !== null) call.scope.record(this.#ns, key, revision);
-    return entry;
+    const version = record === undefined ? undefined : toVersion(key, record, entry.description);
+    return { entry, version };
   }
 
   async create(w: ValidWrite, call: Call): Promise<void> {

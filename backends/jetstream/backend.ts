@@ -8,7 +8,7 @@ import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Info, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
 import type { BackendOps, Call } from "../../store/_store.ts";
-import type { HistoryOps } from "../../store/history.ts";
+import type { EntryVersion, HistoryOps, Version } from "../../store/history.ts";
 import type { StoreAudit } from "../../store/audit.ts";
 import { quote } from "../../store/_text.ts";
 import { auditOfScan } from "./audit.ts";
@@ -19,6 +19,7 @@ import { BACKEND, checkRevision, PREFIX, withAbort } from "./errors.ts";
 import { aborted, type BackendConfig, Handle } from "./handle.ts";
 import { histories, verify } from "./history.ts";
 import { getMessage } from "./mover.ts";
+import { readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
 
@@ -34,23 +35,35 @@ export class JetStreamBackend implements BackendOps {
     const { bucket, prefix } = config;
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
     this.#h = new Handle(config);
-    this.history = config.keeper === undefined ? undefined : historyOps(this.#h, config.keeper);
+    this.history = config.keeper === undefined ? undefined : {
+      ...historyOps(this.#h, config.keeper),
+      index: (call) => this.#list(call, true),
+      readLatest: (key, call) => this.#read(key, call, true),
+    };
   }
 
-  list(call: Call): Promise<Item[]> {
+  async list(call: Call): Promise<Item[]> {
+    return (await this.#list(call, false)).items;
+  }
+
+  // What list() shows and, `withHeads`, the newest version of each listed key from the same scan.
+  #list(call: Call, withHeads: boolean): Promise<{ items: Item[]; heads: Version[] }> {
     const h = this.#h;
     return h.run("list", undefined, call, async (d) => {
       const { latest, oldMarkers, markers } = await scan(h.ks, d);
       // With history, a marker on a key's subject is a delete whose move was cut short.
       if (h.keeper !== undefined) { for (const m of markers) h.keeper.moveSoon(m.key); }
       else await h.markers.purgeOld(oldMarkers, d);
-      const items: Item[] = [];
+      const [items, heads]: [Item[], Version[]] = [[], []];
       for (const [key, entry] of latest) {
         // Listed when its header parses, as the file backend lists from headers alone.
         const description = headerDescription(entry.value, key);
-        if (description !== undefined) items.push({ key, description });
+        if (description === undefined) continue;
+        items.push({ key, description });
+        const { record } = withHeads ? readRecord(entry.headers) : {};
+        if (record !== undefined) heads.push(toVersion(key, entry.revision, record, description));
       }
-      return items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return { items: items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), heads };
     });
   }
 
@@ -72,6 +85,11 @@ export class JetStreamBackend implements BackendOps {
   // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
+    return (await this.#read(key, call, false)).entry;
+  }
+
+  // The entry and, `withVersion`, the version record of the message it came from.
+  async #read(key: string, call: Call, withVersion: boolean): Promise<EntryVersion> {
     const h = this.#h;
     if (h.gone) await h.run("read", key, call, () => Promise.resolve());
     const work = getMessage(h.c, h.c.stream, { last_by_subj: h.subject(key) });
@@ -94,7 +112,9 @@ export class JetStreamBackend implements BackendOps {
     const revision = checkRevision(m.seq);
     h.keeper?.saw(key, revision, m.header, m.data);
     if (call.scope !== null && !call.signal?.aborted) call.scope.record(h.ns, key, revision);
-    return entry;
+    const { record } = withVersion ? readRecord(m.header) : {};
+    const version = record && toVersion(key, revision, record, entry.description);
+    return { entry, version };
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {

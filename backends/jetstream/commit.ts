@@ -17,9 +17,9 @@ const ENCODER = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
 /** The history operations of a handle whose history is on. */
-export function historyOps(h: Handle, keeper: Keeper): HistoryOps {
+export function historyOps(h: Handle, keeper: Keeper): Omit<HistoryOps, "index" | "readLatest"> {
   return {
-    ...historyReads(keeper.target, h.ks, (key, call, fn) => h.run("history", key, call, fn)),
+    ...historyReads(keeper.target, (key, call, fn) => h.run("history", key, call, fn)),
     commitIf: (key, expected, write, call) =>
       h.run(
         write === null ? "delete" : "update",

@@ -12,10 +12,10 @@ import { quote } from "../../store/_text.ts";
 import { GENESIS } from "../../store/_chain.ts";
 import type { Deadline } from "./errors.ts";
 import { PREFIX } from "./errors.ts";
-import { getMessage, type HistoryTarget } from "./mover.ts";
+import type { HistoryTarget } from "./mover.ts";
 import { decodePack, type Packed } from "./pack.ts";
 import { hashMatches, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
-import { headerDescription, isMarkerMessage, type Keyspace, readAll, scan } from "./scan.ts";
+import { headerDescription, isMarkerMessage, readAll } from "./scan.ts";
 import { nanosOf, type Pulled } from "./pull.ts";
 import { UnavailableError } from "../../store/errors.ts";
 
@@ -31,9 +31,8 @@ export type RunHistory = <T>(
 /** The reads of `HistoryOps` over a keyspace's two streams. */
 export function historyReads(
   t: HistoryTarget,
-  ks: Keyspace,
   run: RunHistory,
-): Omit<HistoryOps, "commitIf"> {
+): Omit<HistoryOps, "commitIf" | "index" | "readLatest"> {
   return {
     retention: t.retention,
     versions: (key, call) =>
@@ -52,18 +51,6 @@ export function historyReads(
         }
         return out.sort((a, b) => Number(a.revision) - Number(b.revision));
       }),
-    heads: (call) =>
-      run(undefined, call, async (d) => {
-        const { latest } = await scan(ks, d);
-        const out = [];
-        for (const [key, s] of latest) {
-          const { record } = readRecord(s.headers);
-          if (record === undefined) continue;
-          out.push(toVersion(key, s.revision, record, headerDescription(s.value, key)));
-        }
-        return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      }),
-    latest: (key, call) => run(key, call, () => latestOf(t, key)),
   };
 }
 
@@ -184,15 +171,6 @@ export async function entryOf(
     );
   }
   return parseEntry(v.entry, key);
-}
-
-/** The newest version of `key` if it holds a memory now, from its newest message alone. */
-export async function latestOf(t: HistoryTarget, key: string): Promise<Version | undefined> {
-  const m = await getMessage(t, t.stream, { last_by_subj: t.subjectPrefix + key });
-  if (m === null || isMarkerMessage(m.header)) return undefined;
-  const { record } = readRecord(m.header);
-  if (record === undefined) return undefined;
-  return toVersion(key, m.seq, record, headerDescription(m.data, key));
 }
 
 /**

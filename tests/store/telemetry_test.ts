@@ -221,3 +221,16 @@ Deno.test({
     assert.equal(degraded!.attributes["memory.outcome"], "unavailable");
   },
 });
+
+otelTest("with history, memory_read and the note each make one store call", async (dir) => {
+  // One read (one list) carries the entry and the version it shows: a second call, made apart,
+  // could mark a memory with the version of a write that came after the one it shows.
+  const store = await openFileStore({ dir });
+  await store.create("k", "d", "c");
+  const t = byName(memoryTools(store));
+  spans();
+  await t.memory_read!.run({ key: "k" });
+  assert.deepEqual(spans().map((s) => s.name), ["memory.read", "execute_tool memory_read"]);
+  await memorySystemNote(store);
+  assert.deepEqual(spans().map((s) => s.name), ["memory.list", "memory.system_note"]);
+});
