@@ -14,6 +14,15 @@ import { natsConnect, type NatsServer, needsNats, startNatsServer } from "./nats
 
 export const BUCKET = "memory";
 
+/** How many subjects (live keys and markers) `BUCKET`'s stream holds under `prefix`. */
+export async function subjects(nc: NatsConnection, prefix: string): Promise<number> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(`KV_${BUCKET}`, {
+    subjects_filter: `$KV.${BUCKET}.${prefix}.>`,
+  });
+  return Object.keys(info.state.subjects ?? {}).length;
+}
+
 /** A server, an admin connection with the raw bucket, and a way to open stores over it. */
 export interface NatsFixture extends AsyncDisposable {
   readonly server: NatsServer;

@@ -1,15 +1,16 @@
 // The jetstream backend's capacity bound and delete markers on a replicated bucket: an R3
-// bucket on a 3-node nats-server 2.10.27 cluster, written through stores on different nodes.
+// bucket on a 3-node nats-server 2.10.27 cluster, written through stores on different nodes. It
+// makes delete markers old at once, so it lives beside scan.ts.
 
 import assert from "node:assert/strict";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Kvm } from "@nats-io/kv";
 import { CapacityError, MAX_ENTRIES, openJetStreamStore, Scope, type Store } from "../../mod.ts";
-import { MARKERS } from "../../backends/jetstream/scan.ts";
-import { natsConnect, retryUntil, startNatsCluster } from "../_lib/nats_server.ts";
-import { serverBinary } from "../nemesis/servers.ts";
-import { needs } from "../_lib/needs.ts";
+import { MARKERS } from "./scan.ts";
+import { natsConnect, retryUntil, startNatsCluster } from "../../tests/_lib/nats_server.ts";
+import { serverBinary } from "../../tests/nemesis/servers.ts";
+import { needs } from "../../tests/_lib/needs.ts";
 
 const BUCKET = "memory";
 const BIN = serverBinary("2.10.27");
