@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { acquire, EMPTY_GRACE_MS, inspect, lockPath, type LockState, release } from "./lock.ts";
 import { selfToken } from "./process.ts";
 import { denoEnv, denoRunArgs } from "../../tests/_lib/deno_child.ts";
+import { spawnChild } from "../../tests/_lib/spawn.ts";
 import { findRuntime, installHint, RUNTIMES } from "../../tests/runtimes/_runtimes.ts";
 
 const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
@@ -167,10 +168,8 @@ function expected(holder: Runner, judge: Runner, alive: boolean): LockState["sta
 
 async function judge(runner: Runner, dir: string, path: string): Promise<string> {
   const [cmd, ...args] = [...runner.argv(dir), "judge", path];
-  const out = await new Deno.Command(cmd!, { args, env: denoEnv(), stderr: "piped" }).output();
-  const line = new TextDecoder().decode(out.stdout).trim();
-  assert.ok(out.success, `${runner.name} judge failed: ${new TextDecoder().decode(out.stderr)}`);
-  return JSON.parse(line).state;
+  await using child = spawnChild(cmd!, args, { name: `${runner.name} judge`, env: denoEnv() });
+  return JSON.parse((await child.succeeded()).stdout.trim()).state;
 }
 
 for (const holder of RUNNERS) {
@@ -179,34 +178,23 @@ for (const holder of RUNNERS) {
       if (CI && missing.length > 0) throw new Error(`missing runtimes: ${missing.join(", ")}`);
       const path = lockPath(dir, "k");
       const [cmd, ...args] = [...holder.argv(dir), "hold", path, "k"];
-      const child = new Deno.Command(cmd!, { args, env: denoEnv(), stdout: "piped" }).spawn();
-      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-      try {
-        const first = await reader.read();
-        const locked = JSON.parse(String(first.value));
-        assert.equal(locked.t, "locked");
-        assert.equal(locked.content.endsWith(holder.kernel ? " k" : " p"), true, locked.content);
-        for (const alive of [true, false]) {
-          if (!alive) {
-            child.kill("SIGKILL");
-            await child.status;
-          }
-          const seen: Record<string, string> = {};
-          const want: Record<string, string> = {};
-          for (const j of RUNNERS) {
-            seen[j.name] = await judge(j, dir, path);
-            want[j.name] = expected(holder, j, alive);
-          }
-          assert.deepEqual(seen, want, alive ? "while the holder lives" : "once it is killed");
-        }
-      } finally {
-        try {
+      await using child = spawnChild(cmd!, args, { name: `${holder.name} holder`, env: denoEnv() });
+      const locked = await child.next(() => true);
+      assert.equal(locked.t, "locked");
+      const content = String(locked.content);
+      assert.equal(content.endsWith(holder.kernel ? " k" : " p"), true, content);
+      for (const alive of [true, false]) {
+        if (!alive) {
           child.kill("SIGKILL");
-        } catch {
-          // killed above
+          await child.status;
         }
-        await child.status;
-        await reader.cancel();
+        const seen: Record<string, string> = {};
+        const want: Record<string, string> = {};
+        for (const j of RUNNERS) {
+          seen[j.name] = await judge(j, dir, path);
+          want[j.name] = expected(holder, j, alive);
+        }
+        assert.deepEqual(seen, want, alive ? "while the holder lives" : "once it is killed");
       }
     }));
 }
