@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { auditStore, openFileStore } from "../../mod.ts";
 import { denoRunner, liveLock, startGroup } from "./_lock_fleet.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
-import type { ChildRecord } from "../_lib/spawn.ts";
+import { type ChildRecord, spawnChild } from "../_lib/spawn.ts";
 import { fileTest } from "./_fixture.ts";
 
 // The grace a lock without content gets (backends/file/lock.ts EMPTY_GRACE_MS).
@@ -176,31 +176,19 @@ fileTest(
     await store.create("k", "d", "v1");
     const fifo = `${dir}/.k.lock`;
     await mkfifo(fifo);
-    const writer = new Deno.Command("sh", {
-      args: ["-c", 'printf "from the writer\\n" > "$0"', fifo],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    try {
-      for (const op of ["update", "delete"] as const) {
-        const r = await once({ job: "once", dir, key: "k", op, timeoutMs: ANSWER_MS });
-        assert.equal(r.code, "unavailable");
-      }
-      await auditStore(store);
-      // Still blocked: the line comes to the first reader, this one.
-      const got = await new Promise<string>((resolve, reject) => {
-        const guard = setTimeout(() => reject(new Error("the writer was released")), 5000);
-        Deno.readTextFile(fifo).then((text) => (clearTimeout(guard), resolve(text)), reject);
-      });
-      assert.equal(got, "from the writer\n");
-    } finally {
-      try {
-        writer.kill("SIGKILL");
-      } catch {
-        // exited
-      }
-      await writer.status;
+    const script = 'printf "from the writer\\n" > "$0"';
+    await using _writer = spawnChild("sh", ["-c", script, fifo], { name: "FIFO writer" });
+    for (const op of ["update", "delete"] as const) {
+      const r = await once({ job: "once", dir, key: "k", op, timeoutMs: ANSWER_MS });
+      assert.equal(r.code, "unavailable");
     }
+    await auditStore(store);
+    // Still blocked: the line comes to the first reader, this one.
+    const got = await new Promise<string>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error("the writer was released")), 5000);
+      Deno.readTextFile(fifo).then((text) => (clearTimeout(guard), resolve(text)), reject);
+    });
+    assert.equal(got, "from the writer\n");
   },
 );
 
