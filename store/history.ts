@@ -530,15 +530,13 @@ export interface EntryVersion {
  * What `list()` shows and the newest version of each listed key, from one pass, for the tools'
  * index and its marks; `undefined` for a store that keeps no history (list it instead).
  */
-export async function listWithHeads(
+export function listWithHeads(
   store: Store,
-): Promise<{ items: Item[]; heads: Map<string, Version> } | undefined> {
+): Promise<{ readonly items: Item[]; readonly heads: Version[] }> | undefined {
   const ext = extensionsOf(store);
   const ops = ext?.ops.history;
   if (ext === undefined || ops === undefined) return undefined;
-  const run = (c: Call) => ops.index(c);
-  const { items, heads } = await runCall(ext.backend, "list", undefined, () => undefined, run);
-  return { items, heads: new Map(heads.map((v) => [v.key, v])) };
+  return runCall(ext.backend, "list", undefined, () => undefined, (c) => ops.index(c));
 }
 
 /**

@@ -82,7 +82,7 @@ export function memorySystemNote(
         // from the same pass that lists them.
         const indexed = await listWithHeads(store);
         items = listedItems(indexed?.items ?? await instrument(store).list());
-        const heads = [...indexed?.heads.values() ?? []];
+        const heads = indexed?.heads ?? [];
         tainted = new Set(heads.filter((v) => v.tainted).map((v) => v.key));
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";

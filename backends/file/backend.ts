@@ -92,7 +92,7 @@ export class FileBackend implements BackendOps {
       readVersion: (key, revision) => Promise.resolve(entryAt(root, key, Number(revision))),
       log: (key) => Promise.resolve(logOf(root, key)),
       index: () => Promise.resolve(this.#index()),
-      readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call)),
+      readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
       commitIf: async (key, expected, write, call) => {
         this.#requireWritable(key);
         const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);
@@ -175,11 +175,11 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async read(key: string, call: Call): Promise<Entry> {
-    return this.#readLatest(key, call).entry;
+    return this.#readLatest(key, call, false).entry;
   }
 
-  // The entry and the version record read with it, from one read of the file.
-  #readLatest(key: string, call: Call): EntryVersion {
+  // The entry and, `withVersion`, the version its record line names, from one read of the file.
+  #readLatest(key: string, call: Call, withVersion: boolean): EntryVersion {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read.
@@ -188,7 +188,9 @@ export class FileBackend implements BackendOps {
     const revision = call.scope === null ? 0 : revisionOf(stored);
     abortCheck(BACKEND, "read", key, call.signal);
     if (call.scope !== null) call.scope.record(this.#ns, key, revision);
-    const version = record === undefined ? undefined : toVersion(key, record, entry.description);
+    const version = withVersion && record !== undefined
+      ? toVersion(key, record, entry.description)
+      : undefined;
     return { entry, version };
   }
 

@@ -8,8 +8,13 @@
 // covered by nothing), and a version keeps it when it is moved to the history stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import { badChainField, type ChainFields, chainHash, GENESIS } from "../../store/_chain.ts";
-import { isChainHash } from "../../store/_chain.ts";
+import {
+  badChainField,
+  type ChainFields,
+  chainHash,
+  GENESIS,
+  isChainHash,
+} from "../../store/_chain.ts";
 import type { Version } from "../../store/history.ts";
 import type { Call } from "../../store/_store.ts";
 
