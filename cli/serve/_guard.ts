@@ -8,6 +8,7 @@ import { timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
+import { isLoopback } from "./listen.ts";
 
 /** No script at all, styles only from the console itself, no frame, no form to elsewhere. */
 export const CSP = [
@@ -61,11 +62,6 @@ export function door(host: string, port: number, secrets: { token: string; csrf:
     origins: new Set([...hosts].map((h) => `http://${h}`)),
     cookie: `agentmem_console_${port}`,
   };
-}
-
-/** Whether `host` is a loopback address or name. */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function same(a: string, b: string): boolean {

@@ -29,3 +29,16 @@ export function listenOptions(
   }
   return { port: Number(p), host: h };
 }
+
+/** Whether `host` is a loopback address or name. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The warning printed when the console is bound off loopback; `undefined` on loopback. */
+export function hostWarning(host: string, write: boolean): string | undefined {
+  if (isLoopback(host)) return undefined;
+  return `warning: serving on ${host}, not loopback: anyone who can reach it and learns the token can read the store${
+    write ? " and change it" : ""
+  }, and plain HTTP carries the token unencrypted`;
+}

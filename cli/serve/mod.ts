@@ -13,7 +13,8 @@ import type { Store } from "../../mod.ts";
 import { consoleApp } from "./_app.ts";
 import { AuditCache } from "./_audit_cache.ts";
 import type { Console } from "./_context.ts";
-import { door, isLoopback, randomToken } from "./_guard.ts";
+import { door, randomToken } from "./_guard.ts";
+import { hostWarning } from "./listen.ts";
 export { DEFAULT_HOST, listenOptions } from "./listen.ts";
 import { LogIndex } from "./_log_index.ts";
 
@@ -68,13 +69,8 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
     log: options.err,
   };
   fetch = consoleApp(con).fetch;
-  if (!isLoopback(options.host)) {
-    options.err(
-      `warning: serving on ${options.host}, not loopback: anyone who can reach it and learns the token can read the store${
-        options.write ? " and change it" : ""
-      }, and plain HTTP carries the token unencrypted`,
-    );
-  }
+  const warning = hostWarning(options.host, options.write);
+  if (warning !== undefined) options.err(warning);
   const name = options.host.includes(":") ? `[${options.host}]` : options.host;
   options.out(
     `agentmem console (${
