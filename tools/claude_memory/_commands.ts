@@ -1,16 +1,16 @@
 // The store side of Claude's memory tool: the directory view, the revision-checked edit loop,
 // and store failures in the words the SDK's filesystem tool uses.
 
-import { MemoryError } from "../store/errors.ts";
-import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
-import { Scope } from "../store/scope.ts";
-import type { CallOptions, Entry, Item, Store } from "../store/types.ts";
-import { checkedCall } from "../store/_checked.ts";
-import { withSpan } from "../store/_telemetry.ts";
-import { utf8Length } from "../store/_text.ts";
-import { frame, oneLine, quoteKey } from "./_frame.ts";
-import { listedItems } from "./_items.ts";
-import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
+import { MemoryError } from "../../store/errors.ts";
+import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../../store/limits.ts";
+import { Scope } from "../../store/scope.ts";
+import type { CallOptions, Entry, Item, Store } from "../../store/types.ts";
+import { checkedCall } from "../../store/_checked.ts";
+import { withSpan } from "../../store/_telemetry.ts";
+import { utf8Length } from "../../store/_text.ts";
+import { frame, oneLine, quoteKey } from "../_frame.ts";
+import { listedItems } from "../_items.ts";
+import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_files.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 24;

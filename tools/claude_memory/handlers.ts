@@ -5,13 +5,13 @@
  * @module
  */
 
-import { Scope } from "../store/scope.ts";
-import type { Store } from "../store/types.ts";
-import { instrument, isReadOnly, legalCallId } from "../store/_store.ts";
-import type { AnthropicMemoryHandlers } from "./anthropic_memory_types.ts";
-import type { AnthropicToolRunContext } from "./anthropic.ts";
-import { checkStore } from "./_adapt.ts";
-import { frame, numberedLines, oneLine } from "./_frame.ts";
+import { Scope } from "../../store/scope.ts";
+import type { Store } from "../../store/types.ts";
+import { instrument, isReadOnly, legalCallId } from "../../store/_store.ts";
+import type { AnthropicMemoryHandlers } from "./types.ts";
+import type { AnthropicToolRunContext } from "../anthropic.ts";
+import { checkStore } from "../_adapt.ts";
+import { frame, numberedLines, oneLine } from "../_frame.ts";
 import {
   CommandError,
   describeText,
@@ -21,8 +21,8 @@ import {
   ROOT,
   strReplace,
   viewRange,
-} from "./_memory_files.ts";
-import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "./_list_tool.ts";
+} from "./_files.ts";
+import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "../_list_tool.ts";
 import {
   editFile,
   readFile,
@@ -32,9 +32,9 @@ import {
   storeError,
   traced,
   viewRoot,
-} from "./_memory_commands.ts";
-import { readToolOptions } from "./_options.ts";
-import { inOrder } from "./_queue.ts";
+} from "./_commands.ts";
+import { readToolOptions } from "../_options.ts";
+import { inOrder } from "../_queue.ts";
 
 export type {
   AnthropicMemoryHandlers,
@@ -44,7 +44,7 @@ export type {
   MemoryRenameCommand,
   MemoryStrReplaceCommand,
   MemoryViewCommand,
-} from "./anthropic_memory_types.ts";
+} from "./types.ts";
 
 /** Options of `anthropicMemoryHandlers`. */
 export interface AnthropicMemoryHandlersOptions {
