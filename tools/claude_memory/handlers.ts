@@ -53,7 +53,9 @@ export interface AnthropicMemoryHandlersOptions {
    * and each successful write records the revision it wrote. `null` is a run without a scope, as
    * everywhere in this library: nothing is recorded, and nothing this run reads authorizes a
    * later overwrite. Edits work either way: each `str_replace`, `insert` and `rename` reads and
-   * writes with a scope of its own, so its own read authorizes only its own write.
+   * writes with a scope of its own, so its own read authorizes only its own write. Every
+   * command's versions record this scope's run, actor and taint (none with `null`), `via:
+   * "claude_memory:<command>"` and the tool call's id, so `revertRun` of the run undoes them all.
    */
   readonly scope: Scope | null;
   /** Refuse `create`, `str_replace`, `insert`, `delete` and `rename`. Implied by a read-only store. */
