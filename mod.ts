@@ -162,7 +162,7 @@ export {
   type MemoryRenameCommand,
   type MemoryStrReplaceCommand,
   type MemoryViewCommand,
-} from "./tools/anthropic_memory.ts";
+} from "./tools/claude_memory/handlers.ts";
 export {
   type AISDKModelOutput,
   type AISDKTool,
