@@ -96,6 +96,6 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
   });
   await con.index.settle();
   await con.audits.settle();
-  options.err("agentmem console stopped");
+  options.err("console stopped");
   return 0;
 }
