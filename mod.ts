@@ -107,6 +107,7 @@ export {
   auditLog,
   type AuditLogFilter,
   history,
+  listWithHeads,
   readVersion,
   restoreVersion,
 } from "./store/history.ts";
@@ -163,6 +164,7 @@ export {
   toOpenAITools,
 } from "./tools/openai.ts";
 export { runTool } from "./tools/run_tool.ts";
+export { type SearchMatch, searchMemories, type SearchResult } from "./tools/search.ts";
 export {
   type AnthropicMemoryHandlers,
   anthropicMemoryHandlers,
@@ -173,7 +175,7 @@ export {
   type MemoryRenameCommand,
   type MemoryStrReplaceCommand,
   type MemoryViewCommand,
-} from "./tools/anthropic_memory.ts";
+} from "./tools/claude_memory/handlers.ts";
 export {
   type AISDKModelOutput,
   type AISDKTool,

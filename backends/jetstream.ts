@@ -182,6 +182,12 @@ export interface JetStreamDeps {
    * accumulate). Default: `console.warn`.
    */
   readonly onWarning?: ((message: string) => void) | undefined;
+  /**
+   * The clock delete markers are aged by (milliseconds since the epoch, default `Date.now`): a
+   * listing purges the markers it meets that are older than 30 minutes by it. A host has no need
+   * of it; tests make every marker old at once with a clock that runs ahead.
+   */
+  readonly now?: (() => number) | undefined;
 }
 
 const JETSTREAM_OPTIONS = {
@@ -266,7 +272,7 @@ export async function openJetStreamStore(
   const timeout = checkTimeout(decoded.timeout);
   if (deps === null || typeof deps !== "object") {
     throw new ConfigError(
-      `${PREFIX} Invalid dependencies for the jetstream backend: expected { nc, identity?, onWarning? }, got ${
+      `${PREFIX} Invalid dependencies for the jetstream backend: expected { nc, identity?, onWarning?, now? }, got ${
         describeType(deps)
       }`,
     );
@@ -274,6 +280,7 @@ export async function openJetStreamStore(
   const prefix = resolvePrefix(decoded.prefix, deps.identity);
   const nc = checkConnection(deps.nc);
   const warn = checkWarn(deps.onWarning);
+  const now = checkNow(deps.now);
   const { jetstream, Kvm, headers } = await loadClient();
 
   const retention = retentionOf(BACKEND, decoded.history);
@@ -368,6 +375,7 @@ export async function openJetStreamStore(
       keepsAll,
       keeper,
       headers,
+      now,
     }),
   );
 }
@@ -416,6 +424,13 @@ function checkWarn(onWarning: unknown): (message: string) => void {
   };
 }
 
+function checkNow(now: unknown): (() => number) | undefined {
+  if (now === undefined || typeof now === "function") return now as (() => number) | undefined;
+  throw new ConfigError(
+    `${PREFIX} Cannot open memory: dependency "now" must be a function, got ${describeType(now)}`,
+  );
+}
+
 registerBackend(BACKEND, {
   options: JETSTREAM_OPTIONS,
   open: (options, deps) =>
@@ -423,5 +438,6 @@ registerBackend(BACKEND, {
       nc: deps.nc as unknown as NatsConnection,
       identity: deps.identity,
       onWarning: deps.onWarning as ((message: string) => void) | undefined,
+      now: deps.now as (() => number) | undefined,
     }),
 });

@@ -35,6 +35,9 @@ const OPTIONS: Readonly<Record<string, Kind>> = {
   until: "string",
   tainted: "boolean",
   limit: "string",
+  port: "string",
+  host: "string",
+  write: "boolean",
   json: "boolean",
   help: "boolean",
   version: "boolean",
@@ -69,6 +72,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   show: ["raw"],
   restore: [],
   revert: ["run", "dry-run"],
+  serve: ["port", "host", "write"],
   "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
 };
 

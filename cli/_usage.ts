@@ -39,6 +39,10 @@ Commands:
   revert --run <id>    put every key that run wrote back to what it held before the run's first
                        write (--dry-run first: says what would change); a key someone else
                        wrote since is left alone and named as a conflict (exit 1)
+  serve                the operator console: a local web page over the store (memories, their
+                       timelines and diffs, the audit log, runs and their reverts, the check).
+                       Prints one line, the URL with a random access token; serves until
+                       SIGINT or SIGTERM. Read-only unless --write
   bucket init          create a jetstream KV bucket that the backend accepts, with what history
                        needs (its stream keeps every version until it is moved to the history
                        stream KVH_<bucket>); an existing bucket gets what it lacks of that, and
@@ -72,6 +76,9 @@ Command options:
   --until <time>        log: versions before this time
   --tainted             log: only writes from runs that read untrusted input
   --limit <n>           log: at most this many versions
+  --port <n>            serve: the TCP port (default 0: a free one)
+  --host <address>      serve: the address to bind (default 127.0.0.1; any other warns)
+  --write               serve: allow restore, revert, approve and reject (each confirmed)
   --raw                 read, show: print the body alone, byte for byte (for piping)
   --replicas <n>        bucket init: replicas, 1 to 5 (default 1; 3 on a cluster)
   --storage <kind>      bucket init: file (default) or memory (lost when the server restarts)

@@ -27,6 +27,7 @@ import {
 import { importDump } from "./_import.ts";
 import { failureKind, InputError } from "./_input.ts";
 import { existing, open, openNats, type OpenOptions } from "./_open.ts";
+import { serveCommand } from "./_serve.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
 import { USAGE, VERSION } from "./_usage.ts";
 
@@ -151,6 +152,13 @@ export async function main(args: string[]): Promise<number> {
       throw new UsageError("import writes; with --read-only only --dry-run is allowed");
     }
 
+    if (command === "serve") {
+      return await serveCommand(openOptions, {
+        port: str("port"),
+        host: str("host"),
+        write: flag("write"),
+      });
+    }
     if (command === "import") {
       return await importDump(() => open(openOptions), rest[0], {
         json,

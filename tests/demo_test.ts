@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { latestScope } from "../mod.ts";
 // Imported so `deno check tests/` type-checks the demo too.
-import type { DemoOptions as _DemoOptions } from "../demo.ts";
+import type { DemoOptions as _DemoOptions } from "../examples/demo.ts";
 import { spawnChild } from "./_lib/spawn.ts";
 import { inTempDir } from "./_lib/temp_dir.ts";
 
@@ -121,7 +121,7 @@ demoTest(
       "--allow-read",
       "--allow-write",
       "--allow-env",
-      `${ROOT}demo.ts`,
+      `${ROOT}examples/demo.ts`,
     ];
     const { code, out } = await run(args, dir);
     assert.equal(code, 0, out);

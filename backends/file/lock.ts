@@ -13,7 +13,7 @@
 //   this library did not write.
 // - Cost, uncontended: one small file created and written, linked as the lock, its temp name
 //   unlinked, and at release one lstat and one unlink: about what creating and removing one small
-//   file costs, the inode's creation being most of it (lock_bench.ts measures it).
+//   file costs, the inode's creation being most of it (bench/lock_bench.ts measures it).
 //
 // The scheme:
 // - A lock is the name `.<key>.lock`. Its holder writes its content into a new temp file first

@@ -29,6 +29,8 @@ export interface Keyspace {
   readonly subjectPrefix: string;
   /** The stream's creation time when the store opened: the bucket instance it bound. */
   readonly created: string;
+  /** The clock delete markers are aged by, in milliseconds (`Date.now` when absent). */
+  readonly now?: (() => number) | undefined;
 }
 
 /**
@@ -37,9 +39,12 @@ export interface Keyspace {
  * after a SIGKILL and restart in 9 of 10 trials, nemesis seed 2910), while a marker, the key's
  * latest message, keeps the key deleted. Markers older than this are purged by the next listing
  * or count that meets them (the NATS KV client's own `purgeDeletes` waits 30 minutes too), so
- * churn never piles them up. Mutable for tests only.
+ * churn never piles them up. Tests age markers through the store's clock (`JetStreamDeps.now`).
  */
-export const MARKERS = { purgeAfterMs: 30 * 60_000, perCall: 256 };
+export const MARKERS: { readonly purgeAfterMs: number; readonly perCall: number } = {
+  purgeAfterMs: 30 * 60_000,
+  perCall: 256,
+};
 
 /** An old delete marker: its subject and sequence. */
 export interface OldMarker {
@@ -198,7 +203,7 @@ export async function scan(
   const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
   const markers: Marker[] = [];
-  const oldBefore = BigInt(Date.now() - MARKERS.purgeAfterMs) * 1_000_000n;
+  const oldBefore = BigInt((ks.now ?? Date.now)() - MARKERS.purgeAfterMs) * 1_000_000n;
   for (const [subject, m] of newest) {
     const marker = isMarkerMessage(m.headers);
     const key = keyOf(ks.subjectPrefix, subject);

@@ -6,6 +6,7 @@ import { type KV, Kvm, type KvOptions } from "@nats-io/kv";
 import {
   createJetStreamBucket,
   JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  type JetStreamDeps,
   type JetStreamStoreOptions,
   openJetStreamStore,
   type Store,
@@ -32,9 +33,13 @@ export interface NatsFixture extends AsyncDisposable {
   readonly kv: KV;
   /**
    * Opens a store over `BUCKET` on a connection of its own (as another process would): with
-   * history in a bucket made for it, with `history: false` in one made the NATS KV way.
+   * history in a bucket made for it, with `history: false` in one made the NATS KV way. `deps`
+   * are added to the connection (a clock, say).
    */
-  open(options?: Partial<JetStreamStoreOptions>): Promise<Store>;
+  open(
+    options?: Partial<JetStreamStoreOptions>,
+    deps?: Omit<JetStreamDeps, "nc">,
+  ): Promise<Store>;
   /** A new connection to the server, closed by cleanup. */
   connect(): Promise<NatsConnection>;
   /** How many consumers the bucket's stream has. */
@@ -75,13 +80,13 @@ export async function natsFixture(
       server,
       nc,
       kv,
-      open: async (options = {}) =>
+      open: async (options = {}, deps = {}) =>
         openJetStreamStore({
           bucket: BUCKET,
           prefix: "run",
           ...(history ? {} : { history: false }),
           ...options,
-        }, { nc: await connect() }),
+        }, { ...deps, nc: await connect() }),
       connect,
       consumers: async () => {
         const jsm = await jetstreamManager(nc);

@@ -11,7 +11,7 @@ export function rbuWorker(job: RbuJob, permissions: readonly string[] = ["--allo
   return spawnDeno(WORKER, [JSON.stringify(job)], { name: `rbu worker (${job.job})`, permissions });
 }
 
-const HOLDER = new URL("../../backends/file/_lock_holder.ts", import.meta.url).pathname;
+const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
 
 /**
  * A process that takes the lock of `key` in `dir` and holds it until it is killed (its first

@@ -1,7 +1,7 @@
 // The jetstream backend's limits and invariants as users deploy it (issue 8): the 1,024-entry
 // cap across handles and under cut-short calls, scopes tied to the bucket instance, a deleted
 // bucket named as such, and what list() shows of a damaged entry. Deletes whose markers do not
-// pile up: backends/jetstream/markers_test.ts (it makes markers old at once).
+// pile up: tests/jetstream/markers_test.ts.
 
 import assert from "node:assert/strict";
 import { Kvm } from "@nats-io/kv";

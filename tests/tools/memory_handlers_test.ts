@@ -103,7 +103,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ command: fc.constant("rename" as const), old_path: path, new_path: path }),
 );
 
-// Where we differ on purpose from the SDK's TypeScript tool (tools/_memory_files.ts, README):
+// Where we differ on purpose from the SDK's TypeScript tool (tools/claude_memory/_files.ts, README):
 // str_replace counts old_str in the whole text, as the tool's documentation and the Python SDK
 // do; the TypeScript tool matches line by line. On a step where the two rules disagree, the
 // expected outcome is the documented rule's, applied to the SDK's file too so both stay in step;

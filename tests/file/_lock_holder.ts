@@ -7,8 +7,7 @@
 //   _lock_holder.ts token                    prints {"t":"token",...}: this process's token, exits
 
 import process from "node:process";
-import { acquire, inspect } from "./lock.ts";
-import { selfToken } from "./process.ts";
+import { acquire, inspect, selfToken } from "../../backends/file/testing.ts";
 
 const [mode, path = "", key = "k"] = process.argv.slice(2);
 const say = (r: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(r)}\n`);

@@ -1,33 +1,30 @@
 // The jetstream backend's deletes, whose markers do not pile up: a delete keeps its marker, and
-// markers older than `MARKERS.purgeAfterMs` are purged by the listing that meets them. These tests
-// make every marker old at once, so they live beside scan.ts (moved from tests/jetstream/limits_test.ts).
+// markers older than 30 minutes are purged by the listing that meets them. These tests make every
+// marker old at once, through the stores' clock (`JetStreamDeps.now`).
 
 import assert from "node:assert/strict";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { NotFoundError, openJetStreamStore, Scope, type Store } from "../../mod.ts";
-import { MARKERS } from "./scan.ts";
-import {
-  BUCKET,
-  jetstreamTest,
-  natsFixture,
-  subjects,
-} from "../../tests/_lib/jetstream_fixture.ts";
-import { startNatsServer } from "../../tests/_lib/nats_server.ts";
+import { BUCKET, jetstreamTest, natsFixture, subjects } from "../_lib/jetstream_fixture.ts";
+import { startNatsServer } from "../_lib/nats_server.ts";
 
 const STREAM = `KV_${BUCKET}`;
 
 const test = jetstreamTest;
 
+// The clock the stores of these tests age delete markers by: the machine's, or 31 minutes ahead.
+let ahead = 0;
+const now = () => Date.now() + ahead;
+
 // Runs `fn` with delete markers purgeable as soon as a listing meets them (30 minutes by default).
 async function withMarkersPurgeable<T>(fn: () => Promise<T>): Promise<T> {
-  const before = MARKERS.purgeAfterMs;
-  // Negative: a marker stored in the same millisecond as the listing started counts as old too.
-  MARKERS.purgeAfterMs = -60_000;
+  // A minute more: a marker stored in the same millisecond as the listing started counts as old too.
+  ahead = 31 * 60_000;
   try {
     return await fn();
   } finally {
-    MARKERS.purgeAfterMs = before;
+    ahead = 0;
   }
 }
 
@@ -40,8 +37,8 @@ test("delete: 3,000 create+delete cycles leave markers until they are old, then 
   // History off, in a bucket that keeps one message per key (with history: bench/micro.ts, "history
   // deleted").
   await using f = await natsFixture({}, { history: false });
-  const churned = await f.open({ prefix: "churned" });
-  const clean = await f.open({ prefix: "clean" });
+  const churned = await f.open({ prefix: "churned" }, { now });
+  const clean = await f.open({ prefix: "clean" }, { now });
   for (const store of [churned, clean]) {
     for (let i = 0; i < 20; i++) await store.create(`live${i}`, "kept", "x");
   }
@@ -92,7 +89,7 @@ test("delete: a re-create racing a delete is never purged", async () => {
   // With history (the delete moves the key's versions out and empties its subject) and without.
   for (const history of [true, false]) {
     await using f = await natsFixture({}, { history });
-    const [a, b] = [await f.open(), await f.open()];
+    const [a, b] = [await f.open({}, { now }), await f.open({}, { now })];
     await withMarkersPurgeable(() => recreateRace(a, b));
   }
 });
@@ -121,7 +118,7 @@ async function recreateRace(a: Store, b: Store): Promise<void> {
 
 test("delete: a stale revision in the run's scope still deletes what is there, and a gone key is false", async () => {
   await using f = await natsFixture({}, { history: false });
-  const [mine, theirs] = [await f.open(), await f.open()];
+  const [mine, theirs] = [await f.open({}, { now }), await f.open({}, { now })];
   const scope = new Scope();
   await mine.create("k", "d", "c", { scope });
   await theirs.read("k", { scope: new Scope() });
@@ -175,6 +172,7 @@ accounts {
     const full = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
       nc: admin,
       onWarning: (m) => warnings.push(m),
+      now,
     });
     assert.equal(warnings.length, 1);
     assert.equal(await full.delete("k"), true);
@@ -211,6 +209,7 @@ test("delete: a purge refused after open falls back to markers and says so once"
   const store = await openJetStreamStore({ bucket: BUCKET, prefix: "run", history: false }, {
     nc: await f.connect(),
     onWarning: (m) => warnings.push(m),
+    now,
   });
   assert.equal(warnings.length, 0);
   const jsm = await jetstreamManager(f.nc);

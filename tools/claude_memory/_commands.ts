@@ -1,16 +1,17 @@
 // The store side of Claude's memory tool: the directory view, the revision-checked edit loop,
 // and store failures in the words the SDK's filesystem tool uses.
 
-import { MemoryError } from "../store/errors.ts";
-import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../store/limits.ts";
-import { Scope } from "../store/scope.ts";
-import type { CallOptions, Entry, Item, Store } from "../store/types.ts";
-import { checkedCall } from "../store/_checked.ts";
-import { withSpan } from "../store/_telemetry.ts";
-import { utf8Length } from "../store/_text.ts";
-import { frame, oneLine, quoteKey } from "./_frame.ts";
-import { listedItems } from "./_items.ts";
-import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_memory_files.ts";
+import { MemoryError } from "../../store/errors.ts";
+import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../../store/limits.ts";
+import type { Scope } from "../../store/scope.ts";
+import type { CallOptions, Entry, Item, Store } from "../../store/types.ts";
+import { checkedCall } from "../../store/_checked.ts";
+import { withSpan } from "../../store/_telemetry.ts";
+import { utf8Length } from "../../store/_text.ts";
+import { frame, oneLine, quoteKey } from "../_frame.ts";
+import { listedItems } from "../_items.ts";
+import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_files.ts";
+import { commandScope, keepTaint } from "./_scope.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 24;
@@ -97,12 +98,13 @@ export function runCall(run: Runner): CallOptions {
 }
 
 /**
- * A command's own call options: a fresh scope, so that this command's read authorizes only this
- * command's write (two commands of one run editing one file at once would otherwise authorize
- * each other's stale writes), and the caller's signal and provenance.
+ * A command's own call options: a scope of its own, so that this command's read authorizes only
+ * this command's write (two commands of one run editing one file at once would otherwise
+ * authorize each other's stale writes), which names the run exactly as the run's scope does
+ * (see `_scope.ts`), and the caller's signal and provenance.
  */
 export function ownCall(run: Runner): CallOptions & { readonly scope: Scope } {
-  return { ...plainCall(run), scope: new Scope() };
+  return { ...plainCall(run), scope: commandScope(run.scope) };
 }
 
 /**
@@ -142,6 +144,7 @@ export async function editFile(
   for (let attempt = 1;; attempt++) {
     const call = ownCall(run);
     const entry = await readFile(run.store, key, call);
+    keepTaint(run.scope, call.scope);
     const text = apply(entry.content);
     // A description that came from the text follows it; one written otherwise stays.
     const description = entry.description === describeText(entry.content)
@@ -170,6 +173,7 @@ export async function renameFile(run: Runner, from: string, to: string): Promise
   const [fromPath, toPath] = [pathOf(from), pathOf(to)];
   const call = ownCall(run);
   const entry = await readFile(run.store, from, call);
+  keepTaint(run.scope, call.scope);
   try {
     await run.store.create(to, entry.description, entry.content, call);
   } catch (e) {

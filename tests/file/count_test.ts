@@ -1,11 +1,11 @@
 // Unit test of CapacityCheck, the count of a directory's entries that creates reserve against
-// (moved here from tests/file/limits_test.ts: only this folder imports the backend's rooms).
+// (through the backend's test face).
 
 import assert from "node:assert/strict";
 import { CapacityError } from "../../store/errors.ts";
 import { MAX_ENTRIES } from "../../store/limits.ts";
-import { tempDir } from "../../tests/_lib/temp_dir.ts";
-import { CapacityCheck } from "./count.ts";
+import { tempDir } from "../_lib/temp_dir.ts";
+import { CapacityCheck } from "../../backends/file/testing.ts";
 
 Deno.test("capacity: a handle's reserved and linked creates count against one shared directory pass", async () => {
   await using tmp = await tempDir();

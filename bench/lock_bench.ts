@@ -1,12 +1,12 @@
-// What the per-key lock costs (not part of the package): `deno bench --config tests/deno.json
-// --allow-all backends/file/lock_bench.ts`. Each group has a floor measured in the same run, so
+// What the file backend's per-key lock costs: `deno bench --config tests/deno.json --allow-all
+// bench/lock_bench.ts`. Each group has a floor measured in the same run, so
 // the numbers read as ratios on a busy machine: taking and releasing an uncontended lock against
 // creating and removing one small file, and a read-then-update with the lock (revision checks on)
 // against one without.
 
-import { openFileStore, Scope } from "../../mod.ts";
-import { close, createWith, removeQuietly } from "./fs.ts";
-import { lockPath, withLock } from "./lock.ts";
+import { closeSync, constants, fchmodSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { openFileStore, Scope } from "../mod.ts";
+import { lockPath, withLock } from "../backends/file/testing.ts";
 
 const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "agentmem-lock-bench-" }));
 globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
@@ -19,8 +19,13 @@ Deno.bench({
   group: "lock",
   baseline: true,
   fn: () => {
-    close(createWith(`${dir}/.floor`, BYTES, 0o600));
-    removeQuietly(`${dir}/.floor`);
+    // As the lock makes its file: exclusive, not following a symlink, its mode set, then written.
+    const { O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY } = constants;
+    const fd = openSync(`${dir}/.floor`, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY, 0o600);
+    fchmodSync(fd, 0o600);
+    writeSync(fd, BYTES);
+    closeSync(fd);
+    unlinkSync(`${dir}/.floor`);
   },
 });
 

@@ -5,13 +5,13 @@
  * @module
  */
 
-import { Scope } from "../store/scope.ts";
-import type { Store } from "../store/types.ts";
-import { instrument, isReadOnly, legalCallId } from "../store/_store.ts";
-import type { AnthropicMemoryHandlers } from "./anthropic_memory_types.ts";
-import type { AnthropicToolRunContext } from "./anthropic.ts";
-import { checkStore } from "./_adapt.ts";
-import { frame, numberedLines, oneLine } from "./_frame.ts";
+import { Scope } from "../../store/scope.ts";
+import type { Store } from "../../store/types.ts";
+import { instrument, isReadOnly, legalCallId } from "../../store/_store.ts";
+import type { AnthropicMemoryHandlers } from "./types.ts";
+import type { AnthropicToolRunContext } from "../anthropic.ts";
+import { checkStore } from "../_adapt.ts";
+import { frame, numberedLines, oneLine } from "../_frame.ts";
 import {
   CommandError,
   describeText,
@@ -21,8 +21,8 @@ import {
   ROOT,
   strReplace,
   viewRange,
-} from "./_memory_files.ts";
-import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "./_list_tool.ts";
+} from "./_files.ts";
+import { DEFAULT_LIST_CHARS, MIN_LIST_CHARS } from "../_list_tool.ts";
 import {
   editFile,
   readFile,
@@ -32,9 +32,9 @@ import {
   storeError,
   traced,
   viewRoot,
-} from "./_memory_commands.ts";
-import { readToolOptions } from "./_options.ts";
-import { inOrder } from "./_queue.ts";
+} from "./_commands.ts";
+import { readToolOptions } from "../_options.ts";
+import { inOrder } from "../_queue.ts";
 
 export type {
   AnthropicMemoryHandlers,
@@ -44,7 +44,7 @@ export type {
   MemoryRenameCommand,
   MemoryStrReplaceCommand,
   MemoryViewCommand,
-} from "./anthropic_memory_types.ts";
+} from "./types.ts";
 
 /** Options of `anthropicMemoryHandlers`. */
 export interface AnthropicMemoryHandlersOptions {
@@ -53,7 +53,9 @@ export interface AnthropicMemoryHandlersOptions {
    * and each successful write records the revision it wrote. `null` is a run without a scope, as
    * everywhere in this library: nothing is recorded, and nothing this run reads authorizes a
    * later overwrite. Edits work either way: each `str_replace`, `insert` and `rename` reads and
-   * writes with a scope of its own, so its own read authorizes only its own write.
+   * writes with a scope of its own, so its own read authorizes only its own write. Every
+   * command's versions record this scope's run, actor and taint (none with `null`), `via:
+   * "claude_memory:<command>"` and the tool call's id, so `revertRun` of the run undoes them all.
    */
   readonly scope: Scope | null;
   /** Refuse `create`, `str_replace`, `insert`, `delete` and `rename`. Implied by a read-only store. */

@@ -11,10 +11,10 @@ import {
   StaleError,
   UnavailableError,
 } from "../../mod.ts";
-import { acquire, lockPath, release } from "./lock.ts";
-import { lockHolder, rbuWorker } from "../../tests/file/_rbu_spawn.ts";
-import { fileTest } from "../../tests/file/_fixture.ts";
-import { HISTORY_DIR } from "../../tests/_lib/memory_file.ts";
+import { acquire, lockPath, release } from "../../backends/file/testing.ts";
+import { lockHolder, rbuWorker } from "./_rbu_spawn.ts";
+import { fileTest } from "./_fixture.ts";
+import { HISTORY_DIR } from "../_lib/memory_file.ts";
 
 fileTest(
   "readBeforeUpdate: 4 processes x 100 read-modify-write increments lose nothing, even with a lock holder SIGKILLed",

@@ -1,10 +1,9 @@
 // Unit test of checkServerVersion(), which refuses replicated buckets on servers whose
-// revision-checked updates are not atomic (moved here from tests/jetstream/limits_test.ts: only
-// this folder imports the backend's rooms).
+// revision-checked updates are not atomic (through the backend's test face).
 
 import assert from "node:assert/strict";
 import { ConfigError } from "../../store/errors.ts";
-import { checkServerVersion } from "./bind.ts";
+import { checkServerVersion } from "../../backends/jetstream/testing.ts";
 
 Deno.test("checkServerVersion() refuses replicated buckets before 2.9.21 and names version, reason and fix", () => {
   for (const version of ["2.9.10", "2.9.20", "2.8.4", "v2.9.10"]) {

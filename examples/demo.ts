@@ -35,7 +35,7 @@ import {
   type Store,
   toAnthropicTools,
   type Tool,
-} from "./mod.ts";
+} from "../mod.ts";
 
 /** A text block of a Messages API turn. */
 export interface TextBlock {

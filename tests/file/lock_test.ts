@@ -5,11 +5,18 @@
 // (_lock_holder.ts), on Deno, Node and Bun.
 
 import assert from "node:assert/strict";
-import { acquire, EMPTY_GRACE_MS, inspect, lockPath, type LockState, release } from "./lock.ts";
-import { selfToken } from "./process.ts";
-import { denoEnv, denoRunArgs } from "../../tests/_lib/deno_child.ts";
-import { spawnChild } from "../../tests/_lib/spawn.ts";
-import { findRuntime, installHint, RUNTIMES } from "../../tests/runtimes/_runtimes.ts";
+import {
+  acquire,
+  EMPTY_GRACE_MS,
+  inspect,
+  lockPath,
+  type LockState,
+  release,
+  selfToken,
+} from "../../backends/file/testing.ts";
+import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { spawnChild } from "../_lib/spawn.ts";
+import { findRuntime, installHint, RUNTIMES } from "../runtimes/_runtimes.ts";
 
 const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
 const CI = Deno.env.get("CI") === "true";

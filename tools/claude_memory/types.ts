@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AnthropicToolRunContext } from "./anthropic.ts";
+import type { AnthropicToolRunContext } from "../anthropic.ts";
 
 /** `view`: a file with line numbers, or the directory's memories. */
 export interface MemoryViewCommand {

@@ -16,9 +16,9 @@
 // 2. An omitted (or `null`) `new_str` deletes `old_str`, as the tool's definition has it; the
 //    TypeScript tool writes the word "undefined" in its place.
 
-import { MAX_DESCRIPTION_RUNES, MAX_KEY_RUNES } from "../store/limits.ts";
-import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
+import { MAX_DESCRIPTION_RUNES, MAX_KEY_RUNES } from "../../store/limits.ts";
+import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../../store/validate.ts";
+import { quote } from "../../store/_text.ts";
 
 /**
  * A command refused or failed, with the outcome its span records. The SDK sends the message to
