@@ -176,6 +176,7 @@ export {
   type MemoryStrReplaceCommand,
   type MemoryViewCommand,
 } from "./tools/claude_memory/handlers.ts";
+export { claudeMemoryKey, claudeMemoryPath } from "./tools/claude_memory/paths.ts";
 export {
   type AISDKModelOutput,
   type AISDKTool,
