@@ -3,7 +3,7 @@
 // with the tainted mark, saying which did not fit and how to read them.
 
 import { ConfigError } from "../store/errors.ts";
-import type { Version } from "../store/history.ts";
+import type { Version } from "../store/types.ts";
 import { readWithVersion } from "../store/history.ts";
 import type { Scope } from "../store/scope.ts";
 import type { Item, Store } from "../store/types.ts";

@@ -2,7 +2,7 @@
 // tainted run taints the run's scope, as a read does (DESIGN "A history you can trust"), for the
 // places that show bodies without a scoped read (the note's pinned memories, search results).
 
-import type { Version } from "../store/history.ts";
+import type { Version } from "../store/types.ts";
 import type { Scope } from "../store/scope.ts";
 
 /** Taints `scope` when `version` came from a tainted run. */
