@@ -178,7 +178,7 @@ export async function write(store: Store, key: string, o: CommandOptions): Promi
 
 /** `delete <key>`: exit 1 when there was nothing to delete. */
 export async function remove(store: Store, key: string, o: CommandOptions): Promise<number> {
-  const existed = await store.delete(key, { via: "cli" });
+  const existed = await store.delete(key, { via: "cli", scope: new Scope({ actor: "operator" }) });
   out(o.json ? safeJson({ key, existed }) : existed ? `deleted ${key}` : `${key} did not exist`);
   return existed ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 // The history commands, for the day a memory was poisoned: find it (`log`, `history`), see what
 // it said (`show`), put one key back (`restore`) or undo a whole run (`revert`).
 
-import type { AuditLogFilter, Store, Version } from "../mod.ts";
+import type { AuditLogFilter, RevertAction, Store, Version } from "../mod.ts";
 import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
@@ -105,22 +105,65 @@ export async function restoreCommand(
   return 0;
 }
 
-/** `revert --run R`: every key the run wrote put back; exit 1 when any key was a conflict. */
+/**
+ * `revert --run R [--dry-run]`: every key the run wrote put back (or, in a dry run, what would
+ * be done, per key); exit 1 when any key was a conflict. The revert's own writes carry a run id
+ * of their own, printed, so the undo can be undone.
+ */
 export async function revertCommand(store: Store, o: HistoryOptions): Promise<number> {
   if (o.run === undefined) throw new UsageError("revert needs --run <run id>");
   const result = await revertRun(store, o.run, { dryRun: o.dryRun, scope: operatorScope() });
-  if (o.json) out(safeJson({ run: o.run, dryRun: o.dryRun, ...result }));
-  else {
-    const verb = o.dryRun ? "would revert" : "reverted";
-    for (const key of result.reverted) out(`${verb} ${key}`);
+  if (o.json) {
+    const { reverted, actions, ...rest } = result;
+    out(safeJson(o.dryRun ? { ...rest, planned: actions } : { ...rest, reverted, actions }));
+  } else {
+    for (const a of result.actions) out(actionLine(a, o.dryRun));
+    for (const key of result.already) out(`already as before the run: ${key}`);
     for (const c of result.conflicts) out(`conflict ${c.key}: ${show(c.reason)}`);
-    out(
-      `${o.dryRun ? "dry run, nothing written: " : ""}run ${quoted(o.run)}: ${
-        plural(result.reverted.length, "key", "keys")
-      } ${verb}, ${plural(result.conflicts.length, "conflict", "conflicts")} left alone`,
-    );
+    for (const p of result.problems) {
+      out(
+        `skipped ${p.key}${p.revision === undefined ? "" : ` revision ${p.revision}`}: ${
+          show(p.reason)
+        }`,
+      );
+    }
+    const n = result.actions.length;
+    if (n === 0 && result.conflicts.length === 0) {
+      out(
+        `nothing to revert: every key run ${quoted(o.run)} wrote already holds what it held before`,
+      );
+    } else if (o.dryRun) {
+      out(
+        `dry run, nothing written: run ${quoted(o.run)}: ${
+          plural(n, "key", "keys")
+        } would be put back, ${
+          plural(result.conflicts.length, "conflict", "conflicts")
+        } left alone`,
+      );
+    } else {
+      out(
+        `run ${quoted(o.run)}: ${plural(result.reverted.length, "key", "keys")} put back, ${
+          plural(result.conflicts.length, "conflict", "conflicts")
+        } left alone; these writes are run ${
+          quoted(result.by)
+        } (agentmem revert --run ${result.by} undoes them)`,
+      );
+    }
   }
   return result.conflicts.length === 0 ? 0 : 1;
+}
+
+function actionLine(a: RevertAction, dryRun: boolean): string {
+  const from = a.revision === undefined ? "" : ` revision ${a.revision}`;
+  const now = a.wrote === undefined ? "" : ` (now revision ${a.wrote})`;
+  switch (a.action) {
+    case "deleted":
+      return `${dryRun ? "would delete" : "deleted"} ${a.key}${now}`;
+    case "restored":
+      return `${dryRun ? "would restore" : "restored"} ${a.key} to${from}${now}`;
+    case "recreated":
+      return `${dryRun ? "would re-create" : "re-created"} ${a.key} from${from}${now}`;
+  }
 }
 
 function versionLine(v: Version, withKey: boolean): string {
