@@ -38,6 +38,7 @@ const OPTIONS: Readonly<Record<string, Kind>> = {
   port: "string",
   host: "string",
   write: "boolean",
+  anchor: "string",
   json: "boolean",
   help: "boolean",
   version: "boolean",
@@ -72,7 +73,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   show: ["raw"],
   restore: [],
   revert: ["run", "dry-run"],
-  serve: ["port", "host", "write"],
+  serve: ["port", "host", "write", "anchor"],
   "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
 };
 

@@ -1,6 +1,7 @@
 // `serve`: opens the store (read-only unless --write) and hands it to the console (cli/serve/),
 // loaded only for this command, so the other commands never load the web framework.
 
+import { readFile } from "node:fs/promises";
 import { UsageError } from "./_args.ts";
 import { existing, open, type OpenedStore, type OpenOptions } from "./_open.ts";
 import { err, out } from "./_output.ts";
@@ -11,6 +12,8 @@ export interface ServeCommandOptions {
   readonly port?: string | undefined;
   readonly host?: string | undefined;
   readonly write: boolean;
+  /** An anchor file (`agentmem check --save-anchor`) the check page checks against. */
+  readonly anchor?: string | undefined;
 }
 
 /** `serve`: runs the console until SIGINT or SIGTERM. */
@@ -22,6 +25,16 @@ export async function serveCommand(o: OpenOptions, s: ServeCommandOptions): Prom
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  const anchorFile = s.anchor;
+  const anchor = anchorFile === undefined ? undefined : async () => {
+    try {
+      return await readFile(anchorFile, "utf8");
+    } catch {
+      // The message never repeats the path.
+      throw new UsageError("the file given by --anchor cannot be read");
+    }
+  };
+  await anchor?.();
   const opened = existing(await open({ ...o, readOnly: !s.write, mayCreate: false }));
   try {
     const { serveConsole } = await import("./serve/mod.ts");
@@ -30,6 +43,7 @@ export async function serveCommand(o: OpenOptions, s: ServeCommandOptions): Prom
       write: s.write,
       where: where(opened),
       restartHint: restartHint(o, s),
+      anchor,
       out,
       err,
     });
@@ -58,6 +72,7 @@ function restartHint(o: OpenOptions, s: ServeCommandOptions): string {
   } else parts.push(o.dir === undefined ? "" : "--dir <the same directory>");
   if (s.port !== undefined) parts.push(`--port ${s.port}`);
   if (s.host !== undefined) parts.push(`--host ${s.host}`);
+  if (s.anchor !== undefined) parts.push("--anchor <the same file>");
   parts.push("--write");
   return parts.filter((p) => p !== "").join(" ");
 }

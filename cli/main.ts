@@ -157,6 +157,7 @@ export async function main(args: string[]): Promise<number> {
         port: str("port"),
         host: str("host"),
         write: flag("write"),
+        anchor: str("anchor"),
       });
     }
     if (command === "import") {

@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly out: (line: string) => void;
   /** Writes one line on stderr (warnings, the console's own writes). */
   readonly err: (line: string) => void;
+  /** Reads the anchor the check page checks against (`--anchor`); none when absent. */
+  readonly anchor?: (() => Promise<string>) | undefined;
   /** Stops the console, as SIGINT does (for tests and embedding). */
   readonly signal?: AbortSignal | undefined;
 }
@@ -64,7 +66,7 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
     door: door(options.host, port, secrets),
     index: new LogIndex(store),
     audits: new AuditCache(store),
-    anchor: undefined,
+    anchor: options.anchor,
     restartHint: options.restartHint,
     log: options.err,
   };
