@@ -96,6 +96,7 @@ export {
   type HistoryProblem,
   type HistoryRetention,
   type HistorySetting,
+  listWithHeads,
   readVersion,
   restoreVersion,
   type RevertOptions,
@@ -150,6 +151,7 @@ export {
   toOpenAITools,
 } from "./tools/openai.ts";
 export { runTool } from "./tools/run_tool.ts";
+export { type SearchMatch, searchMemories, type SearchResult } from "./tools/search.ts";
 export {
   type AnthropicMemoryHandlers,
   anthropicMemoryHandlers,

@@ -63,8 +63,11 @@ export interface Context {
   str(name: string): string | undefined;
   /** Whether a boolean option was given. */
   flag(name: string): boolean;
-  /** The store the options name; it must exist unless the command `creates` it. */
-  open(): Promise<OpenedStore>;
+  /**
+   * The store the options name; it must exist unless the command `creates` it. `readOnly`
+   * overrides `--read-only` (the console opens read-only unless `--write`).
+   */
+  open(overrides?: { readonly readOnly?: boolean }): Promise<OpenedStore>;
   /** Like `open`, but a missing file-store directory is a store of nothing (`import --dry-run`). */
   openOrEmpty(): Promise<Opened>;
   /** A NATS connection to `--servers` (for a command that opens no store). */

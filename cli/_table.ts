@@ -13,6 +13,7 @@ import {
   showCommand,
 } from "./_history.ts";
 import { importCommand } from "./_import.ts";
+import { serveCommand } from "./_serve.ts";
 import type { Command } from "./_spec.ts";
 
 /** Every command. */
@@ -30,5 +31,6 @@ export const COMMANDS: readonly Command[] = [
   showCommand,
   restoreCommand,
   revertCommand,
+  serveCommand,
   bucketInitCommand,
 ];

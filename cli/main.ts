@@ -13,7 +13,7 @@ import { commandHelp, overview, VERSION } from "./_help.ts";
 import { failureKind, InputError } from "./_input.ts";
 import { existing, open, openNats, type OpenOptions } from "./_open.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
-import { type Command, type Context, optionsOf, type OptionSpec } from "./_spec.ts";
+import { type Command, type Context, optionsOf, type OptionSpec, STORE_OPTIONS } from "./_spec.ts";
 import { COMMANDS } from "./_table.ts";
 
 // Every option any command takes, for parsing before the command is known: one kind per name.
@@ -91,7 +91,7 @@ export async function main(args: string[]): Promise<number> {
       json,
       str,
       flag,
-      open: async () => existing(await track(open(openOptions))),
+      open: async (overrides) => existing(await track(open({ ...openOptions, ...overrides }))),
       openOrEmpty: () => track(open({ ...openOptions, missingIsEmpty: true })),
       nats: async () => {
         const nc = await openNats(openOptions);
@@ -162,6 +162,13 @@ function check(
   const takes = optionsOf(command);
   for (const name of Object.keys(options)) {
     if (Object.hasOwn(takes, name)) continue;
+    if (Object.hasOwn(STORE_OPTIONS, name)) {
+      throw new UsageError(
+        `${command.name} does not take --${name}: it opens no store${
+          command.reach === "nats" ? ", only a NATS connection (--servers, --creds)" : ""
+        }`,
+      );
+    }
     const takers = COMMANDS.filter((c) => Object.hasOwn(optionsOf(c), name)).map((c) => c.name);
     throw new UsageError(
       `${command.name} does not take --${name}${

@@ -74,7 +74,7 @@ Deno.test("cli suggests the command, subcommand or option meant, by spelling, sh
     [["list", "--dry-run"], "list does not take --dry-run (only import, revert, bucket init do)"],
     [
       ["bucket", "init", "--dir", "x"],
-      "bucket init does not take --dir (only info, list, read, write, delete, check, export, import, history, log, show, restore, revert do)",
+      "bucket init does not take --dir: it opens no store, only a NATS connection (--servers, --creds)",
     ],
     [["revert"], "revert needs --run"],
     [["show", "k"], "show takes a key and a revision"],
@@ -168,6 +168,17 @@ Deno.test({
       // Placeholders are filled from the store; the NATS URL is the test's own server.
       const line = printed.replace("<revision>", revision).replace("<run id>", run)
         .replace("nats://127.0.0.1:4222", server.url);
+      if (printed.startsWith("agentmem serve")) {
+        // It serves until stopped: it printed its URL, and stops cleanly on SIGINT.
+        await using console = shell.start(line, t.path);
+        const url = await console.next((r) =>
+          / at http:\/\/127\.0\.0\.1:\d+\/\?token=/.test(String(r.line))
+        );
+        assert.ok(url);
+        console.kill("SIGINT");
+        assert.equal((await console.status).code, 0, line);
+        continue;
+      }
       const r = await shell.run(line, t.path);
       assert.equal(r.code, 0, `${line}\n${r.stdout}${r.stderr}`);
       if (printed.startsWith("agentmem write")) {

@@ -124,11 +124,14 @@ test(
     const { app, packageJson } = await project();
     const imports = JSON.parse(await Deno.readTextFile(CONFIG)).imports as Record<string, string>;
     const expected = [
+      "@hono/node-server",
       "@nats-io/jetstream",
       "@nats-io/kv",
       "@nats-io/nats-core",
       "@nats-io/transport-node",
       "@opentelemetry/api",
+      "diff",
+      "hono",
       "yaml",
     ];
     assert.deepEqual(
