@@ -88,31 +88,44 @@ export {
   type StoreDeps,
 } from "./store/registry.ts";
 export { isReadOnly, readOnlyStore } from "./store/_store.ts";
+export type {
+  AuditEntry,
+  AuditLock,
+  AuditLockState,
+  AuditProblem,
+  HistoryProblem,
+  HistoryProblemKind,
+  HistoryRetention,
+  HistorySetting,
+  StoreAudit,
+  Version,
+  VersionedStoreOptions,
+  VersionList,
+} from "./store/types.ts";
+export { DEFAULT_RETENTION } from "./store/retention.ts";
 export {
   auditLog,
   type AuditLogFilter,
-  DEFAULT_RETENTION,
   history,
-  type HistoryProblem,
-  type HistoryRetention,
-  type HistorySetting,
   listWithHeads,
   readVersion,
   restoreVersion,
+} from "./store/history.ts";
+export {
+  type RevertAction,
   type RevertOptions,
   type RevertResult,
   revertRun,
-  type Version,
-  type VersionedStoreOptions,
-} from "./store/history.ts";
+} from "./store/revert.ts";
 export {
-  type AuditEntry,
-  type AuditLock,
-  type AuditLockState,
-  type AuditProblem,
-  auditStore,
-  type StoreAudit,
-} from "./store/audit.ts";
+  type Anchor,
+  ANCHOR_KIND,
+  type AnchorCheck,
+  type AnchoredKey,
+  checkAnchor,
+  saveAnchor,
+} from "./store/anchor.ts";
+export { auditStore } from "./store/audit.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {
   defineTool,
@@ -163,6 +176,7 @@ export {
   type MemoryStrReplaceCommand,
   type MemoryViewCommand,
 } from "./tools/claude_memory/handlers.ts";
+export { claudeMemoryKey, claudeMemoryPath } from "./tools/claude_memory/paths.ts";
 export {
   type AISDKModelOutput,
   type AISDKTool,

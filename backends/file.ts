@@ -22,7 +22,8 @@
 import { errorKind } from "../store/_text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
-import { HISTORY_OPTION, retentionOf, type VersionedStoreOptions } from "../store/history.ts";
+import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import type { VersionedStoreOptions } from "../store/types.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/_store.ts";

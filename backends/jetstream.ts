@@ -76,7 +76,8 @@ import {
   ROLLUP_HEADER_BYTES,
 } from "./jetstream/wire.ts";
 import { Keeper } from "./jetstream/keeper.ts";
-import { HISTORY_OPTION, retentionOf, type VersionedStoreOptions } from "../store/history.ts";
+import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import type { VersionedStoreOptions } from "../store/types.ts";
 import {
   bucketInitCommand,
   type BucketSettings as JetStreamBucketSettings,

@@ -247,7 +247,10 @@ export const deleteCommand: Command = {
   run: async (ctx) => {
     const { store } = await ctx.open();
     const key = ctx.args[0]!;
-    const existed = await store.delete(key, { via: "cli" });
+    const existed = await store.delete(key, {
+      via: "cli",
+      scope: new Scope({ actor: "operator" }),
+    });
     out(
       ctx.json ? safeJson({ key, existed }) : existed ? `deleted ${key}` : `${key} did not exist`,
     );

@@ -1,7 +1,7 @@
 // The history commands, for the day a memory was poisoned: find it (`log`, `history`), see what
 // it said (`show`), put one key back (`restore`) or undo a whole run (`revert`).
 
-import type { AuditLogFilter, Version } from "../mod.ts";
+import type { AuditLogFilter, RevertAction, Version } from "../mod.ts";
 import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { checkRaw, RAW } from "./_commands.ts";
@@ -161,20 +161,59 @@ export const revertCommand: Command = {
     const dryRun = ctx.flag("dry-run");
     const { store } = await ctx.open();
     const result = await revertRun(store, run, { dryRun, scope: operatorScope() });
-    if (ctx.json) out(safeJson({ run, dryRun, ...result }));
-    else {
-      const verb = dryRun ? "would revert" : "reverted";
-      for (const key of result.reverted) out(`${verb} ${key}`);
+    if (ctx.json) {
+      const { reverted, actions, ...rest } = result;
+      out(safeJson(dryRun ? { ...rest, planned: actions } : { ...rest, reverted, actions }));
+    } else {
+      for (const a of result.actions) out(actionLine(a, dryRun));
+      for (const key of result.already) out(`already as before the run: ${key}`);
       for (const c of result.conflicts) out(`conflict ${c.key}: ${show(c.reason)}`);
-      out(
-        `${dryRun ? "dry run, nothing written: " : ""}run ${quoted(run)}: ${
-          plural(result.reverted.length, "key", "keys")
-        } ${verb}, ${plural(result.conflicts.length, "conflict", "conflicts")} left alone`,
-      );
+      for (const p of result.problems) {
+        out(
+          `skipped ${p.key}${p.revision === undefined ? "" : ` revision ${p.revision}`}: ${
+            show(p.reason)
+          }`,
+        );
+      }
+      const n = result.actions.length;
+      if (n === 0 && result.conflicts.length === 0) {
+        out(
+          `nothing to revert: every key run ${quoted(run)} wrote already holds what it held before`,
+        );
+      } else if (dryRun) {
+        out(
+          `dry run, nothing written: run ${quoted(run)}: ${
+            plural(n, "key", "keys")
+          } would be put back, ${
+            plural(result.conflicts.length, "conflict", "conflicts")
+          } left alone`,
+        );
+      } else {
+        out(
+          `run ${quoted(run)}: ${plural(result.reverted.length, "key", "keys")} put back, ${
+            plural(result.conflicts.length, "conflict", "conflicts")
+          } left alone; these writes are run ${quoted(result.by)} (${
+            ctx.again(`revert --run ${result.by}`)
+          } undoes them)`,
+        );
+      }
     }
     return result.conflicts.length === 0 ? 0 : 1;
   },
 };
+
+function actionLine(a: RevertAction, dryRun: boolean): string {
+  const from = a.revision === undefined ? "" : ` revision ${a.revision}`;
+  const now = a.wrote === undefined ? "" : ` (now revision ${a.wrote})`;
+  switch (a.action) {
+    case "deleted":
+      return `${dryRun ? "would delete" : "deleted"} ${a.key}${now}`;
+    case "restored":
+      return `${dryRun ? "would restore" : "restored"} ${a.key} to${from}${now}`;
+    case "recreated":
+      return `${dryRun ? "would re-create" : "re-created"} ${a.key} from${from}${now}`;
+  }
+}
 
 function versionLine(v: Version, withKey: boolean): string {
   const who = [

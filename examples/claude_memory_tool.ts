@@ -15,7 +15,8 @@ import { anthropicMemoryHandlers, openFileStore, Scope, type Store } from "@agen
  * One user turn in which Claude may view, create and edit files under `/memories`.
  *
  * @param client The Anthropic client.
- * @param store The memory store: each file `/memories/<key>` is the memory with that key.
+ * @param store The memory store: each file under `/memories` is a memory (`/memories/user/prefs.md`
+ *   is the key `user=prefs`; see `claudeMemoryKey`).
  * @param prompt What the user says.
  * @returns The model's final text.
  */

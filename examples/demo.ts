@@ -223,7 +223,11 @@ async function undoPoisonedRun(store: Store, print: (line: string) => void): Pro
   }
   const plan = await revertRun(store, "run-3", { dryRun: true });
   print(
-    `-- operator: agentmem revert --run run-3 --dry-run: would revert ${plan.reverted.join(", ")}`,
+    `-- operator: agentmem revert --run run-3 --dry-run: would ${
+      plan.actions.map((a) => `${a.action === "deleted" ? "delete" : "restore"} ${a.key}`).join(
+        ", ",
+      )
+    }`,
   );
   const done = await revertRun(store, "run-3");
   print(

@@ -4,7 +4,7 @@
 import { CorruptError, InvalidKeyError } from "./errors.ts";
 import { parseEntry } from "./serialize.ts";
 import { validateKey } from "./validate.ts";
-import type { AuditEntry, StoreAudit } from "./audit.ts";
+import type { AuditEntry, StoreAudit } from "./types.ts";
 
 /** The legal key a name stands for, or the reason it is not one. */
 export function keyOf(name: string): { key: string } | { reason: string } {

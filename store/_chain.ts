@@ -1,7 +1,8 @@
 // The tamper-evident link between versions: each version's hash covers the hash of the version
-// before it, its own provenance and the entry bytes it wrote, so a version edited by hand, or one
-// missing from the middle of a key's history, breaks the chain at that point. One definition for
-// every backend, so `agentmem check` means the same thing on each.
+// before it, its place in the key's chain, its provenance and the SHA-256 of the entry it wrote,
+// so a version edited, reordered or cut from the middle breaks the chain there, while a redacted
+// version's bytes can go and its link stay. One definition for every backend, so `agentmem check`
+// means the same on each (docs/design/history.md).
 
 import { createHash } from "node:crypto";
 import { PROVENANCE_ID } from "./scope.ts";
@@ -9,9 +10,18 @@ import { PROVENANCE_ID } from "./scope.ts";
 /** The `prev` of a key's first version ever written. */
 export const GENESIS = "0".repeat(64);
 
-/** What a version's hash covers besides the previous hash and the entry bytes. */
+/** The chain format this library writes: 2 covers the sequence and the entry's digest. */
+export const CHAIN_FORMAT = 2;
+
+/** What a version's hash covers besides the previous hash and the entry. */
 export interface ChainFields {
+  /**
+   * The name the chain covers: the key on the file backend, the bucket key (`<prefix>.<key>`) on
+   * jetstream, so every handle verifies a version the same way whatever its prefix.
+   */
   readonly key: string;
+  /** Format 2: the version's place in the key's chain (1 for its first version ever). */
+  readonly seq?: number | undefined;
   readonly op: "create" | "update" | "delete";
   readonly at: string;
   readonly run?: string | undefined;
@@ -29,7 +39,7 @@ export const CALL_ID_PATTERN = /^[A-Za-z0-9._:@=-]{1,256}$/;
 
 /** A version's provenance as read back from storage, not yet checked. */
 export type StoredFields = {
-  readonly [F in Exclude<keyof ChainFields, "key" | "tainted">]: unknown;
+  readonly [F in Exclude<keyof ChainFields, "key" | "tainted" | "seq">]: unknown;
 };
 
 /**
@@ -54,14 +64,58 @@ export function badChainField(f: StoredFields): keyof StoredFields | undefined {
 const HEX = /^[0-9a-f]{64}$/;
 const ENCODER = new TextEncoder();
 
+/** What a version's hash covers of its entry: the entry's SHA-256 and its length in bytes. */
+export interface EntryDigest {
+  readonly sha256: string;
+  readonly length: number;
+}
+
+/** The digest of `entry` (empty for a delete). */
+export function digestOf(entry: Uint8Array): EntryDigest {
+  return { sha256: createHash("sha256").update(entry).digest("hex"), length: entry.length };
+}
+
 /**
  * The SHA-256 (64 lower-case hex characters) chaining a version to `prev`.
  *
  * @param prev The previous version's hash, or `GENESIS`.
- * @param fields The version's provenance.
- * @param entry The serialized entry it wrote (empty for a delete).
+ * @param fields The version's place and provenance (format 2 needs `seq`).
+ * @param entry The serialized entry it wrote (empty for a delete), or (format 2) its digest, which
+ * is all a redacted version keeps.
+ * @param format 2 (what this library writes) or 1 (versions written before format 2, which cover
+ * the entry's bytes and not the sequence).
  */
-export function chainHash(prev: string, fields: ChainFields, entry: Uint8Array): string {
+export function chainHash(
+  prev: string,
+  fields: ChainFields,
+  entry: Uint8Array | EntryDigest,
+  format: 1 | 2 = CHAIN_FORMAT,
+): string {
+  if (format === 1) {
+    if (!(entry instanceof Uint8Array)) throw new TypeError("format 1 hashes the entry's bytes");
+    return chainHashV1(prev, fields, entry);
+  }
+  if (fields.seq === undefined) throw new TypeError("format 2 hashes the version's sequence");
+  const digest = entry instanceof Uint8Array ? digestOf(entry) : entry;
+  const head = JSON.stringify([
+    "agentmem-version-2",
+    prev,
+    fields.key,
+    fields.seq,
+    fields.op,
+    fields.at,
+    fields.run ?? null,
+    fields.actor ?? null,
+    fields.via,
+    fields.callId ?? null,
+    fields.tainted,
+    digest.sha256,
+    digest.length,
+  ]);
+  return createHash("sha256").update(ENCODER.encode(head)).digest("hex");
+}
+
+function chainHashV1(prev: string, fields: ChainFields, entry: Uint8Array): string {
   const head = JSON.stringify([
     "agentmem-version-1",
     prev,

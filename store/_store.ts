@@ -3,31 +3,13 @@
 
 import { ConfigError, MemoryError, ReadOnlyError, UnavailableError } from "./errors.ts";
 import { Scope } from "./scope.ts";
-import type { CallOptions, Entry, Info, Item, Store } from "./types.ts";
+import type { CallOptions, Entry, Store, Version } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
 import { errorKind, quote } from "./_text.ts";
-import type { StoreAudit } from "./audit.ts";
 import { isChecked } from "./_checked.ts";
 import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
-import type { HistoryOps } from "./history.ts";
-
-/**
- * A call's options after checking: the signal, the scope (`null` when none was given), and the
- * write's provenance (`via`, `"api"` by default, and the tool call id).
- */
-export interface Call {
-  readonly signal: AbortSignal | undefined;
-  readonly scope: Scope | null;
-  /**
-   * `true` when the caller asked (see `_checked.ts`) that this `update` or `delete` write only if
-   * the key holds the revision `scope` recorded, else `StaleError`, whatever the backend's
-   * read-before-update default. A delete of a key that holds nothing is then stale too.
-   */
-  readonly checked: boolean;
-  readonly via: string;
-  readonly callId: string | undefined;
-}
+import type { BackendOps, Call } from "./backend.ts";
 
 /**
  * `id` when it is a legal `callId` (1 to 256 characters of `A-Z a-z 0-9 . _ : @ = -`), else
@@ -35,37 +17,6 @@ export interface Call {
  */
 export function legalCallId(id: unknown): string | undefined {
   return typeof id === "string" && CALL_ID_PATTERN.test(id) ? id : undefined;
-}
-
-/**
- * A backend's raw operations. Inputs are already validated; a backend throws `MemoryError`s for
- * the outcomes it knows and anything else becomes `UnavailableError`.
- */
-export interface BackendOps {
-  readonly info: Info;
-  list(call: Call): Promise<Item[]>;
-  read(key: string, call: Call): Promise<Entry>;
-  create(write: ValidWrite, call: Call): Promise<void>;
-  update(write: ValidWrite, call: Call): Promise<void>;
-  delete(key: string, call: Call): Promise<boolean>;
-  /**
-   * Every name in the keyspace, including what `list()` hides, for an operator (`auditStore`).
-   * Optional: without it, `auditStore` audits what `list()` and `read()` show.
-   */
-  audit?(call: Call): Promise<StoreAudit>;
-  /**
-   * Every memory `list()` shows, with its body, in key order, in one pass (what `read()` cannot
-   * parse is left out). Optional: without it, `readAllEntries` lists and reads each key. Records
-   * nothing in the call's scope: it serves a search, which grants no authority.
-   */
-  entries?(call: Call): Promise<KeyedEntry[]>;
-  /** The store's history, when it keeps one (see store/history.ts). */
-  readonly history?: HistoryOps | undefined;
-}
-
-/** A memory with its key: what `BackendOps.entries` yields. */
-export interface KeyedEntry extends Entry {
-  readonly key: string;
 }
 
 /** What a store built by `buildStore` offers beyond the `Store` contract. */
@@ -101,7 +52,8 @@ export type Op =
   | "read_version"
   | "restore"
   | "audit_log"
-  | "revert";
+  | "revert"
+  | "anchor";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -115,6 +67,7 @@ const VERB: Record<Op, string> = {
   restore: "restore a version of memory",
   audit_log: "read the audit log",
   revert: "revert a run",
+  anchor: "check the store against an anchor",
 };
 // Calls that only read: an answer that comes after the caller gave up is not given.
 const READS: ReadonlySet<Op> = new Set([
@@ -125,6 +78,7 @@ const READS: ReadonlySet<Op> = new Set([
   "history",
   "read_version",
   "audit_log",
+  "anchor",
 ]);
 
 /** Builds a `Store` over a backend's raw operations. */
@@ -149,7 +103,7 @@ export function buildStore(ops: BackendOps): Store {
   const store = markInstrumented({
     info: () => info,
     list: (opts) => run("list", opts, () => undefined, (c) => ops.list(c)),
-    read: (key, opts) => run("read", opts, () => validateKey(key), (c) => ops.read(key, c)),
+    read: (key, opts) => run("read", opts, () => validateKey(key), (c) => readOne(ops, key, c)),
     create: (key, description, content, opts) =>
       write("create", opts, () => validateWrite(key, description, content)),
     update: (key, description, content, opts) =>
@@ -158,6 +112,23 @@ export function buildStore(ops: BackendOps): Store {
   });
   EXTENSIONS.set(store, { backend, ops, readOnly: false });
   return store;
+}
+
+// A read with a scope, on a store that keeps history, learns whether a tainted run wrote what it
+// read (from the same read): the run then carries the taint (see `noteRead`).
+async function readOne(ops: BackendOps, key: string, c: Call): Promise<Entry> {
+  if (ops.history === undefined || c.scope === null) return await ops.read(key, c);
+  const read = await ops.history.readLatest(key, c);
+  noteRead(c, read.version);
+  return read.entry;
+}
+
+/**
+ * What reading a version does to the run: text a tainted run wrote may carry its poison, so the
+ * reader is tainted too, unless its scope opted out (`new Scope({ propagateTaint: false })`).
+ */
+export function noteRead(call: Pick<Call, "scope">, version: Version | undefined): void {
+  if (version?.tainted === true && call.scope?.propagateTaint === true) call.scope.taint();
 }
 
 /**

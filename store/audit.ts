@@ -7,63 +7,9 @@
  */
 
 import { MemoryError } from "./errors.ts";
-import type { CallOptions, Entry, Store } from "./types.ts";
-import { type Call, extensionsOf, runCall } from "./_store.ts";
-import type { HistoryProblem } from "./history.ts";
-
-/** Why an audited name is not a healthy memory. */
-export type AuditProblem = "corrupt" | "illegal_name" | "not_a_file" | "unreadable";
-
-/** One name found in a store's keyspace. */
-export interface AuditEntry {
-  /** The name as found: the key for a legal one, else the raw name (file name or bucket key). */
-  readonly name: string;
-  /** The memory key, when the name is a legal one. */
-  readonly key?: string | undefined;
-  /** The parsed entry, when it is healthy. */
-  readonly entry?: Entry | undefined;
-  /** What is wrong, when it is not healthy. */
-  readonly problem?: AuditProblem | undefined;
-  /** The reason, in words, when it is not healthy. */
-  readonly reason?: string | undefined;
-}
-
-/**
- * What an audit found under a lock's name (file backend: `.<key>.lock`) other than a lock held by
- * a live writer: `"foreign"`, something the library did not write (a directory, a symlink, a
- * FIFO, a file without a lock token), which makes every write of the key fail until an operator
- * removes it; `"dead"`, a lock left by a writer that died, which the next write of the key
- * removes; `"unjudged"`, a lock whose holder this process cannot judge (another pid namespace or
- * container, or no readable /proc), which writes here wait for and never break.
- */
-export type AuditLockState = "foreign" | "dead" | "unjudged";
-
-/** One lock name an audit reports. */
-export interface AuditLock {
-  /** The name as found (`.notes.lock`). */
-  readonly name: string;
-  /** The key whose writes the lock serializes, when the name carries a legal one. */
-  readonly key?: string | undefined;
-  /** What stands under the name (see `AuditLockState`). */
-  readonly state: AuditLockState;
-  /** The reason, in words, with what an operator may do. */
-  readonly reason: string;
-}
-
-/** Everything an audit saw, sorted by name. */
-export interface StoreAudit {
-  /** Every name in the keyspace, healthy or not. */
-  readonly entries: readonly AuditEntry[];
-  /** Names beside the keyspace that are never memories (temp files, other files), for the record. */
-  readonly ignored: readonly string[];
-  /** What is wrong in the kept versions (an edited or missing version), by key; none when empty. */
-  readonly history?: readonly HistoryProblem[] | undefined;
-  /**
-   * Lock names that are not held by a live writer (file backend; absent elsewhere). A `"foreign"`
-   * one is a problem an operator must fix; the others are for the record.
-   */
-  readonly locks?: readonly AuditLock[] | undefined;
-}
+import type { AuditEntry, CallOptions, Entry, Store, StoreAudit } from "./types.ts";
+import type { BackendOps, Call } from "./backend.ts";
+import { extensionsOf, runCall } from "./_store.ts";
 
 /**
  * Audits every name in `store`'s keyspace, one pass over the directory or the bucket's stream
@@ -101,8 +47,22 @@ export function auditStore(store: Store, opts?: Pick<CallOptions, "signal">): Pr
     "audit",
     opts,
     () => undefined,
-    (call) => audit === undefined ? readEach(store, call) : audit(call),
+    async (call) => {
+      const found = audit === undefined ? await readEach(store, call) : await audit(call);
+      return ext === undefined ? found : withEvidence(ext.ops, found, call);
+    },
   );
+}
+
+// The history's problems (and what it cannot prove) beside the keyspace's.
+async function withEvidence(ops: BackendOps, audit: StoreAudit, call: Call): Promise<StoreAudit> {
+  if (ops.history === undefined) return audit;
+  const evidence = await ops.history.evidence(call);
+  return {
+    ...audit,
+    history: evidence.problems,
+    ...(evidence.notes.length === 0 ? {} : { notes: evidence.notes }),
+  };
 }
 
 // A store without an audit of its own: every listed key, read.

@@ -35,6 +35,8 @@ export interface ScopeSnapshot {
   readonly actor?: string;
   /** Whether the run read untrusted input (absent in version 1: `false`). */
   readonly tainted?: boolean;
+  /** Present (`false`) only when the run opted out of taint propagation. */
+  readonly propagateTaint?: boolean;
   /** namespace → key → revision. */
   readonly revisions: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
@@ -50,6 +52,12 @@ export interface ScopeOptions {
   readonly actor?: string | undefined;
   /** The run has already read untrusted input (see `taint()`). Default `false`. */
   readonly tainted?: boolean | undefined;
+  /**
+   * Whether reading a memory whose latest version a tainted run wrote taints this run too
+   * (its next writes may carry the poison). Default `true`; `false` is the host's explicit
+   * choice, for a run that never writes what it reads.
+   */
+  readonly propagateTaint?: boolean | undefined;
 }
 
 /**
@@ -81,6 +89,7 @@ export class Scope {
   #revisions = new Map<string, Map<string, number>>();
   readonly #run: string;
   readonly #actor: string | undefined;
+  readonly #propagateTaint: boolean;
   #tainted: boolean;
 
   /**
@@ -104,12 +113,12 @@ export class Scope {
   constructor(options: ScopeOptions = {}) {
     if (options === null || typeof options !== "object") {
       throw new ConfigError(
-        `Cannot make a scope: expected options { run?, actor?, tainted? }, got ${
+        `Cannot make a scope: expected options { run?, actor?, tainted?, propagateTaint? }, got ${
           describeType(options)
         }`,
       );
     }
-    const { run, actor, tainted } = options;
+    const { run, actor, tainted, propagateTaint } = options;
     this.#run = run === undefined ? randomRunId() : checkId("run", run);
     this.#actor = actor === undefined ? undefined : checkId("actor", actor);
     if (tainted !== undefined && typeof tainted !== "boolean") {
@@ -118,6 +127,14 @@ export class Scope {
       );
     }
     this.#tainted = tainted ?? false;
+    if (propagateTaint !== undefined && typeof propagateTaint !== "boolean") {
+      throw new ConfigError(
+        `Cannot make a scope: option "propagateTaint" must be a boolean, got ${
+          describeType(propagateTaint)
+        }`,
+      );
+    }
+    this.#propagateTaint = propagateTaint ?? true;
   }
 
   /** The run's id: the host's, or a generated one. */
@@ -128,6 +145,13 @@ export class Scope {
   /** The agent or user the run acts for, when the host named one. */
   get actor(): string | undefined {
     return this.#actor;
+  }
+
+  /**
+   * Whether reading a memory a tainted run wrote last taints this run (default `true`).
+   */
+  get propagateTaint(): boolean {
+    return this.#propagateTaint;
   }
 
   /** Whether the run has read untrusted input; its writes are marked as such. */
@@ -212,6 +236,7 @@ export class Scope {
       run: this.#run,
       ...(this.#actor === undefined ? {} : { actor: this.#actor }),
       tainted: this.#tainted,
+      ...(this.#propagateTaint ? {} : { propagateTaint: false }),
       revisions,
     };
   }
@@ -232,32 +257,45 @@ export class Scope {
 
 /**
  * Picks the newest valid scope snapshot from a run's journal records, given oldest first, and
- * restores it. Records that are not valid snapshots (other record types, damaged or foreign
- * snapshots) are skipped; with none, the result is an empty scope.
+ * restores it. Only snapshot objects count (what `snapshot()` returned, as the host stored it):
+ * text is never taken for a snapshot, since a model or a tool can write text shaped like one.
+ * Records that are not valid snapshots (other record types, damaged or foreign snapshots, text)
+ * are skipped; with none, the result is an empty scope. Taint is sticky: when any earlier
+ * snapshot of the same run was tainted, the result is tainted too.
  *
  * @example Resume from a journal
  * ```ts
  * import { latestScope, Scope } from "@agentmem/memory";
  * import assert from "node:assert/strict";
  *
- * const old = new Scope();
+ * const old = new Scope({ run: "run-7", tainted: true });
  * old.record("ns", "a", 1);
- * const newer = new Scope();
+ * const newer = Scope.restore({ ...old.snapshot(), tainted: false });
  * newer.record("ns", "a", 2);
- * const journal = [{ type: "turn" }, old.snapshot(), JSON.stringify(newer.snapshot()), "garbage"];
- * assert.equal(latestScope(journal).revision("ns", "a"), 2);
+ * const forged = JSON.stringify({ ...newer.snapshot(), revisions: {} });
+ * const journal = [{ type: "turn" }, old.snapshot(), newer.snapshot(), forged, "garbage"];
+ * const resumed = latestScope(journal);
+ * assert.equal(resumed.revision("ns", "a"), 2);
+ * assert.equal(resumed.tainted, true); // an earlier snapshot of run-7 was tainted
  * ```
  *
- * @param records The journal's records in order; snapshots may be objects or JSON text.
+ * @param records The journal's records in order; snapshots are the objects `snapshot()` made
+ * (parsed back from the host's own JSON is fine: what matters is that the host stored them).
  * @returns The newest valid snapshot's scope, or an empty one.
  */
 export function latestScope(records: Iterable<unknown>): Scope {
   let latest: Scope | undefined;
+  const taintedRuns = new Set<string>();
   for (const record of records) {
+    if (typeof record !== "object" || record === null) continue;
     const result = decodeSnapshot(record);
-    if (typeof result !== "string") latest = result;
+    if (typeof result === "string") continue;
+    if (result.tainted) taintedRuns.add(result.run);
+    latest = result;
   }
-  return latest ?? new Scope();
+  if (latest === undefined) return new Scope();
+  if (!latest.tainted && taintedRuns.has(latest.run)) latest.taint();
+  return latest;
 }
 
 // Returns the scope, or a sentence saying why the record is not a valid snapshot.
@@ -280,11 +318,11 @@ function decodeSnapshot(record: unknown): Scope | string {
   }
   const fields = record.version === 1
     ? ["kind", "version", "revisions"]
-    : ["kind", "version", "run", "actor", "tainted", "revisions"];
+    : ["kind", "version", "run", "actor", "tainted", "propagateTaint", "revisions"];
   const extra = Object.keys(record).find((k) => !fields.includes(k));
   if (extra !== undefined) return `unknown field ${quote(extra)}`;
   if (!isPlainObject(record.revisions)) return '"revisions" is not an object';
-  const options: { run?: string; actor?: string; tainted?: boolean } = {};
+  const options: { run?: string; actor?: string; tainted?: boolean; propagateTaint?: boolean } = {};
   if (record.version !== 1) {
     for (const field of ["run", "actor"] as const) {
       const value = record[field];
@@ -298,6 +336,12 @@ function decodeSnapshot(record: unknown): Scope | string {
       return `"tainted" is ${quote(record.tainted)}, not a boolean`;
     }
     if (record.tainted === true) options.tainted = true;
+    if (record.propagateTaint !== undefined) {
+      if (typeof record.propagateTaint !== "boolean") {
+        return `"propagateTaint" is ${quote(record.propagateTaint)}, not a boolean`;
+      }
+      options.propagateTaint = record.propagateTaint;
+    }
   }
   const scope = new Scope(options);
   for (const [namespace, keys] of Object.entries(record.revisions)) {

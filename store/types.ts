@@ -1,5 +1,6 @@
 /**
- * The storage contract every backend implements.
+ * The data of the store contract: what a `Store` is, what its calls take and return, and what
+ * its history and audit report. A backend implements `store/backend.ts`.
  *
  * @module
  */
@@ -87,4 +88,178 @@ export interface Store {
   update(key: string, description: string, content: string, opts?: CallOptions): Promise<void>;
   /** Deletes a memory; resolves `true` when the key existed (for exactly one concurrent caller). */
   delete(key: string, opts?: CallOptions): Promise<boolean>;
+}
+
+// The history's data (store/history.ts has the functions that read and write it).
+
+/** One kept version of a memory: what a write did, when, and who made it. */
+export interface Version {
+  /** The memory's key. */
+  readonly key: string;
+  /**
+   * The version's revision: a positive whole number in decimal, unique within the key, and
+   * higher for every later version of it (the file backend: the version's place in the key's
+   * chain; jetstream: the stream sequence it was written at).
+   */
+  readonly revision: string;
+  /** What the write did. */
+  readonly op: "create" | "update" | "delete";
+  /**
+   * When, in ISO 8601 UTC: the storage's clock where the storage has one (the server's timestamp
+   * on jetstream), the writing process's clock otherwise (the file backend). Never an order: a
+   * key's versions are ordered by their place in its chain (`revision`), whatever the clocks say.
+   */
+  readonly at: string;
+  /** The description the version holds (absent on a delete). */
+  readonly description?: string;
+  /** The run that wrote it (its `Scope`'s `run`), when the write had a scope. */
+  readonly run?: string;
+  /** The agent or user that run acts for, when the host named one. */
+  readonly actor?: string;
+  /** The path the write came by: `"api"`, a tool's name, `"cli"`, `"import"`, `"restore"`, ... */
+  readonly via: string;
+  /** The model's tool call id, when the write came from a tool call. */
+  readonly callId?: string;
+  /** Whether the run had read untrusted input when it wrote this. */
+  readonly tainted: boolean;
+}
+
+/** How long a store keeps versions, and how many. */
+export interface HistoryRetention {
+  /** At least this many of every key's newest versions are kept (deleted keys included). */
+  readonly versions: number;
+  /** Every version younger than this many days is kept; `0` keeps none for its age alone. */
+  readonly days: number;
+}
+
+/**
+ * A backend's `history` option. Omitted or `true`: on, keeping `DEFAULT_RETENTION` (at least the
+ * last 64 versions of every key and every version younger than 30 days, deleted keys included).
+ * `{ versions, days }`: on, keeping that (each field defaults as above). `false`: off. Versions
+ * never count against the entry limit and never show in `list()`.
+ */
+export type HistorySetting = boolean | { readonly versions?: number; readonly days?: number };
+
+/** The options both backends take, with one meaning. */
+export interface VersionedStoreOptions {
+  /**
+   * Enforce read-before-update: `update` writes only if the run's `Scope` holds the revision of
+   * what the key holds now, else `StaleError`. Off, `update` replaces unconditionally and creates
+   * a missing key. Default `true` on jetstream; `false` on the file backend (the seed's contract),
+   * where several agents sharing one directory should turn it on in every process that opens it.
+   */
+  readonly readBeforeUpdate?: boolean | undefined;
+  /**
+   * Keep every write as a version (`history()`, `restoreVersion()`, `revertRun()`): in
+   * `<dir>/.history/<key>/` on the file backend, in the bucket's history stream on jetstream
+   * (which needs a bucket made by `agentmem bucket init` or `createJetStreamBucket`; opening one
+   * that lacks what history needs says what is missing and the command that adds it). On by
+   * default; see `HistorySetting` for what it keeps.
+   */
+  readonly history?: HistorySetting | undefined;
+}
+
+/**
+ * What `agentmem check` (and `auditStore`, `checkAnchor`) can find wrong in a key's history:
+ *
+ * - `edited`: a version's bytes do not match its hash, or a version sits out of its place;
+ * - `missing`: a version its successor chains to is not there (cut from the middle);
+ * - `truncated`: the oldest kept version chains to one no retention record explains;
+ * - `rolled_back`: the memory holds an older version than versions written after it (or, with an
+ *   anchor, older than the anchored one);
+ * - `removed`: the memory (or its delete version) is gone without a delete version and a
+ *   retention record explaining it; with an anchor, a whole anchored key that is gone;
+ * - `rewritten`: with an anchor, the anchored version is no longer the one the chain holds;
+ * - `unrecorded`: something was written around the library (a memory no version records, a raw
+ *   write or delete without version headers);
+ * - `damaged`: a record cannot be read;
+ * - `foreign`: something the library never writes stands in the history (a stray file, a
+ *   directory or symlink where a version belongs).
+ */
+export type HistoryProblemKind =
+  | "edited"
+  | "missing"
+  | "truncated"
+  | "rolled_back"
+  | "removed"
+  | "rewritten"
+  | "unrecorded"
+  | "damaged"
+  | "foreign";
+
+/** One problem found in a key's history. */
+export interface HistoryProblem {
+  /** The memory key (on jetstream, the key under the prefix the store was opened with). */
+  readonly key: string;
+  /** The version the problem is at, when there is one. */
+  readonly revision?: string | undefined;
+  /** What is wrong (see `HistoryProblemKind`). */
+  readonly problem: HistoryProblemKind;
+  /** The reason, in words, with what an operator may do. */
+  readonly reason: string;
+}
+
+/**
+ * A list read from a history, with what was skipped on the way: a damaged record, a stray file
+ * or a forged message on one key never stops a read of the others. `problems` is not enumerable,
+ * so the list compares and serializes as the plain array it is.
+ */
+export type VersionList = Version[] & { readonly problems: readonly HistoryProblem[] };
+
+// The audit's data (store/audit.ts).
+
+/** Why an audited name is not a healthy memory. */
+export type AuditProblem = "corrupt" | "illegal_name" | "not_a_file" | "unreadable";
+
+/** One name found in a store's keyspace. */
+export interface AuditEntry {
+  /** The name as found: the key for a legal one, else the raw name (file name or bucket key). */
+  readonly name: string;
+  /** The memory key, when the name is a legal one. */
+  readonly key?: string | undefined;
+  /** The parsed entry, when it is healthy. */
+  readonly entry?: Entry | undefined;
+  /** What is wrong, when it is not healthy. */
+  readonly problem?: AuditProblem | undefined;
+  /** The reason, in words, when it is not healthy. */
+  readonly reason?: string | undefined;
+}
+
+/**
+ * What an audit found under a lock's name (file backend: `.<key>.lock`) other than a lock held by
+ * a live writer: `"foreign"`, something the library did not write (a directory, a symlink, a
+ * FIFO, a file without a lock token), which makes every write of the key fail until an operator
+ * removes it; `"dead"`, a lock left by a writer that died, which the next write of the key
+ * removes; `"unjudged"`, a lock whose holder this process cannot judge (another pid namespace or
+ * container, or no readable /proc), which writes here wait for and never break.
+ */
+export type AuditLockState = "foreign" | "dead" | "unjudged";
+
+/** One lock name an audit reports. */
+export interface AuditLock {
+  /** The name as found (`.notes.lock`). */
+  readonly name: string;
+  /** The key whose writes the lock serializes, when the name carries a legal one. */
+  readonly key?: string | undefined;
+  /** What stands under the name (see `AuditLockState`). */
+  readonly state: AuditLockState;
+  /** The reason, in words, with what an operator may do. */
+  readonly reason: string;
+}
+
+/** Everything an audit saw, sorted by name. */
+export interface StoreAudit {
+  /** Every name in the keyspace, healthy or not. */
+  readonly entries: readonly AuditEntry[];
+  /** Names beside the keyspace that are never memories (temp files, other files), for the record. */
+  readonly ignored: readonly string[];
+  /** What is wrong in the kept versions (see `HistoryProblemKind`), by key; none when empty. */
+  readonly history?: readonly HistoryProblem[] | undefined;
+  /** What the history cannot prove (versions of an older format, say), in words. */
+  readonly notes?: readonly string[] | undefined;
+  /**
+   * Lock names that are not held by a live writer (file backend; absent elsewhere). A `"foreign"`
+   * one is a problem an operator must fix; the others are for the record.
+   */
+  readonly locks?: readonly AuditLock[] | undefined;
 }

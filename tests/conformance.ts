@@ -25,6 +25,7 @@ import {
 } from "../mod.ts";
 import { test as registerTest, type TestOptions } from "./_lib/test_api.ts";
 import { historyConformance } from "./conformance_history.ts";
+import { trustConformance } from "./conformance_trust.ts";
 
 /** A fresh, empty store and how to dispose of it. */
 export interface Fixture {
@@ -414,5 +415,8 @@ export function conformance(options: ConformanceOptions): void {
     assert.equal((await store.list()).length, MAX_ENTRIES);
   });
 
-  if (options.history !== false) historyConformance(test);
+  if (options.history !== false) {
+    historyConformance(test);
+    trustConformance(test);
+  }
 }

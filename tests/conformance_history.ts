@@ -211,21 +211,47 @@ export function historyConformance(test: Register): void {
     await update(store, "fought", "fixed by hand", later);
 
     const plan = await revertRun(store, "run-bad", { dryRun: true });
-    assert.deepEqual(plan.reverted, ["gone", "kept", "planted"]);
+    assert.deepEqual(plan.actions.map((a) => [a.key, a.action]), [
+      ["gone", "recreated"],
+      ["kept", "restored"],
+      ["planted", "deleted"],
+    ]);
+    assert.deepEqual(plan.reverted, []);
     assert.deepEqual(plan.conflicts.map((c) => c.key), ["fought"]);
     assert.match(plan.conflicts[0]!.reason, /"later"/);
     // A dry run writes nothing.
     assert.equal((await store.read("kept")).content, "poisoned");
     assert.equal((await history(store, "kept")).length, 2);
 
-    assert.deepEqual(await revertRun(store, "run-bad"), plan);
+    const done = await revertRun(store, "run-bad");
+    assert.deepEqual(done.reverted, ["gone", "kept", "planted"]);
+    assert.deepEqual(
+      done.actions.map((a) => [a.key, a.action, a.revision]),
+      plan.actions.map((a) => [a.key, a.action, a.revision]),
+    );
+    assert.deepEqual([done.conflicts, done.dryRun, done.run], [plan.conflicts, false, "run-bad"]);
     assert.equal((await store.read("kept")).content, "original");
     assert.equal((await store.read("gone")).content, "original");
     await assert.rejects(store.read("planted"), NotFoundError);
     assert.equal((await store.read("fought")).content, "fixed by hand");
     for (const key of ["kept", "gone", "planted"]) {
-      assert.equal((await history(store, key))[0]?.via, "revert", key);
+      const [newest] = await history(store, key);
+      assert.deepEqual([newest?.via, newest?.run], ["revert", done.by], key);
+      assert.equal(newest?.revision, done.actions.find((a) => a.key === key)?.wrote, key);
     }
+    // Reverting it again finds every key as it was before the run: nothing is written.
+    const again = await revertRun(store, "run-bad");
+    assert.deepEqual([again.reverted, again.actions, again.already], [[], [], [
+      "gone",
+      "kept",
+      "planted",
+    ]]);
+    assert.deepEqual(again.conflicts.map((c) => c.key), ["fought"]);
+    assert.equal((await history(store, "kept"))[0]?.run, done.by);
+    // The revert's own writes can be undone in turn.
+    const undo = await revertRun(store, done.by);
+    assert.deepEqual(undo.reverted, ["gone", "kept", "planted"]);
+    assert.equal((await store.read("kept")).content, "poisoned");
     await assert.rejects(revertRun(store, "no-such-run"), NotFoundError);
     await assert.rejects(revertRun(store, "not a run id"), ConfigError);
   });

@@ -86,7 +86,7 @@ demoTest("deno task demo runs the three runs and prints a readable transcript", 
     "-- operator: which writes came from a tainted run? (agentmem log --tainted)",
     "   user.units revision 3: update by run run-3",
     "(tainted)",
-    "-- operator: agentmem revert --run run-3 --dry-run: would revert user.units",
+    "-- operator: agentmem revert --run run-3 --dry-run: would restore user.units",
     "-- operator: agentmem revert --run run-3: reverted user.units; 0 conflicts",
     '   user.units holds again: "metric; temperatures in Celsius"',
   ]);

@@ -18,7 +18,7 @@
 
 import { createHash } from "node:crypto";
 import type { Item } from "../store/types.ts";
-import type { Version } from "../store/history.ts";
+import type { Version } from "../store/types.ts";
 
 // Everything but TAB and LF among the C0 controls, DEL, the C1 controls (NEL among them), the
 // line and paragraph separators, and the bidirectional embeddings, overrides and isolates.

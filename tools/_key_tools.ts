@@ -10,7 +10,8 @@ import { entryLines, frame } from "./_frame.ts";
 import { DELETE, READ, WRITE } from "./_names.ts";
 import { type Context, KEY_PROPERTY, memoryTool, ok, type Outcome } from "./_memory_tool.ts";
 import { existsRefusal, failure, validationRefusal } from "./_refusals.ts";
-import { type EntryVersion, readWithVersion } from "../store/history.ts";
+import type { EntryVersion } from "../store/backend.ts";
+import { readWithVersion } from "../store/history.ts";
 
 // A tool whose one argument is a key, checked before `act` runs; `unchanged` says, after a
 // refusal, what was not done.

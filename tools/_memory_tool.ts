@@ -176,7 +176,8 @@ export function withoutScope(call: CallOptions): CallOptions {
   return rest;
 }
 
-function isLegalKey(key: string): boolean {
+/** Whether `key` is a legal key. */
+export function isLegalKey(key: string): boolean {
   try {
     validateKey(key);
     return true;

@@ -15,6 +15,8 @@ import { listedItems } from "./_items.ts";
 import { DELETE, LIST, READ, SEARCH, WRITE } from "./_names.ts";
 import { readToolOptions } from "./_options.ts";
 import { listWithHeads } from "../store/history.ts";
+import { Scope } from "../store/scope.ts";
+import { checkPins, pinnedItems, pinnedSection } from "./_pinned.ts";
 
 /** Options of `memorySystemNote`. */
 export interface SystemNoteOptions {
@@ -29,6 +31,19 @@ export interface SystemNoteOptions {
   readonly maxChars?: number | undefined;
   /** Describe `memory_search` too: pass it when the tools were made with `search: true`. */
   readonly search?: boolean | undefined;
+  /**
+   * Memories whose bodies the note shows in full, like core memory that is always in context:
+   * exact keys, or key prefixes ending in "." (`"user."`), in order of importance. As many as
+   * fit in `maxChars` show, framed as data, each with its tainted mark; the note names those
+   * that did not fit and says to read them with `memory_read`. Showing a body grants no
+   * authority to overwrite it.
+   */
+  readonly pin?: readonly string[] | undefined;
+  /**
+   * The run's scope: a pinned body whose latest version came from a tainted run taints it, as
+   * reading that memory would. `null` or absent: none.
+   */
+  readonly scope?: Scope | null | undefined;
 }
 
 /** The default `maxChars` of `memorySystemNote`: about 2,000 tokens. */
@@ -58,8 +73,22 @@ export const DEFAULT_NOTE_CHARS = 8_000;
  * await Deno.remove(dir, { recursive: true });
  * ```
  *
+ * @example Pin the memories every run needs, as core memory always in context
+ * ```ts
+ * import { memorySystemNote, openFileStore, Scope } from "@agentmem/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const store = await openFileStore({ dir });
+ * await store.create("user.name", "What the user wants to be called", "Sam");
+ * await store.create("user.units", "Units", "metric");
+ * const note = await memorySystemNote(store, { pin: ["user."], scope: new Scope() });
+ * assert.match(note, /Pinned memories[^]*key: "user\.name"[^]*\| Sam/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
  * @param store The store whose index to show.
- * @param options `readOnly`, `maxChars` and `search`.
+ * @param options `readOnly`, `maxChars`, `search`, `pin` and `scope`.
  * @returns The note, ready to append to a system prompt.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
@@ -67,7 +96,7 @@ export function memorySystemNote(
   store: Store,
   options: SystemNoteOptions = {},
 ): Promise<string> {
-  const { readOnly, maxChars, backend, search } = checkOptions(store, options);
+  const { readOnly, maxChars, backend, search, pin, scope } = checkOptions(store, options);
   return withSpan(
     "memory.system_note",
     { "memory.backend": backend, "memory.operation": "system_note" },
@@ -87,13 +116,20 @@ export function memorySystemNote(
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }
-      const { note, shown } = compose(
-        items,
-        tainted,
-        readOnly || isReadOnly(store),
+      const ro = readOnly || isReadOnly(store);
+      const pinned = items === undefined ? [] : pinnedItems(items, pin);
+      const head = pinned.length === 0 ? undefined : chooseIntro(items!, ro, maxChars, search);
+      const section = head === undefined ? "" : await pinnedSection(store, pinned, {
+        room: maxChars - head.length - 2 - indexReserve(items!, ro).length,
+        scope,
+      });
+      const { note, shown } = compose(items, tainted, {
+        readOnly: ro,
         maxChars,
         search,
-      );
+        ...(head === undefined ? {} : { head: `${head}\n\n${section}` }),
+      });
+      span.setAttribute("memory.pinned", pinned.length);
       span.setAttribute("memory.index.entries", items?.length ?? 0);
       span.setAttribute("memory.index.shown", shown);
       return { note, outcome };
@@ -105,19 +141,32 @@ export function memorySystemNote(
 function checkOptions(
   store: Store,
   options: SystemNoteOptions,
-): { readOnly: boolean; maxChars: number; backend: string; search: boolean } {
+): {
+  readOnly: boolean;
+  maxChars: number;
+  backend: string;
+  search: boolean;
+  pin: readonly string[];
+  scope: Scope | null;
+} {
   const action = "write the memory note";
   const backend = checkStore(store, action);
-  const o = readToolOptions(action, options, ["readOnly", "maxChars", "search"]);
+  const o = readToolOptions(action, options, ["readOnly", "maxChars", "search", "pin", "scope"]);
   const maxChars = o.fields.maxChars ?? DEFAULT_NOTE_CHARS;
   if (typeof maxChars !== "number" || !(maxChars > 0)) {
     throw o.fail(`option "maxChars" must be a positive number, got ${describeType(maxChars)}`);
+  }
+  const scope = o.fields.scope ?? null;
+  if (scope !== null && !(scope instanceof Scope)) {
+    throw o.fail(`option "scope" must be the run's Scope, or null`);
   }
   return {
     readOnly: o.boolean("readOnly") === true,
     maxChars,
     backend,
     search: o.boolean("search") === true,
+    pin: checkPins(action, o.fields.pin),
+    scope,
   };
 }
 
@@ -170,13 +219,36 @@ function omittedLine(omitted: number, total: number): string {
   return `${which}; call ${LIST} to see every key.`;
 }
 
-function compose(
-  items: readonly Item[] | undefined,
-  tainted: ReadonlySet<string>,
+// The least the index takes: its heading and the line saying every memory is left out.
+function indexReserve(items: readonly Item[], readOnly: boolean): string {
+  return `${indexHeading(readOnly)}\n${omittedLine(items.length, items.length)}`;
+}
+
+// The long intro when it fits with the least index, else the short one.
+function chooseIntro(
+  items: readonly Item[],
   readOnly: boolean,
   maxChars: number,
   search: boolean,
+): string {
+  const long = intro(readOnly, search);
+  return `${long}\n\n${indexReserve(items, readOnly)}`.length <= maxChars
+    ? long
+    : shortIntro(readOnly, search);
+}
+
+function compose(
+  items: readonly Item[] | undefined,
+  tainted: ReadonlySet<string>,
+  o: {
+    readonly readOnly: boolean;
+    readonly maxChars: number;
+    readonly search: boolean;
+    /** The intro and the pinned section, already chosen to fit. */
+    readonly head?: string;
+  },
 ): { note: string; shown: number } {
+  const { readOnly, maxChars, search } = o;
   const forms = [intro(readOnly, search), shortIntro(readOnly, search)];
   if (items === undefined) {
     const tail = "The memory index could not be loaded at the start of this run (the store is " +
@@ -188,9 +260,10 @@ function compose(
     return { note: pick(forms.map((head) => `${head}\n\n${tail}`), maxChars), shown: 0 };
   }
   const lines = items.map((item) => indexLine(item, tainted.has(item.key)));
+  const heads = o.head === undefined ? forms.map((head) => `${head}\n\n`) : [o.head];
   let fallback: { note: string; shown: number } | undefined;
-  for (const head of forms) {
-    const result = fit(`${head}\n\n${indexHeading(readOnly)}\n`, lines, maxChars);
+  for (const head of heads) {
+    const result = fit(`${head}${indexHeading(readOnly)}\n`, lines, maxChars);
     if (result.note.length <= maxChars) return result;
     fallback = result;
   }

@@ -12,7 +12,7 @@ import { SUFFIX } from "./names.ts";
 import { HISTORY_DIR } from "./history.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";
-import type { AuditEntry, AuditLock, StoreAudit } from "../../store/audit.ts";
+import type { AuditEntry, AuditLock, StoreAudit } from "../../store/types.ts";
 import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
 
 const NO_THROW = { throwIfNoEntry: false } as const;

@@ -5,7 +5,8 @@ import { CapacityError, CorruptError, StaleError, UnavailableError } from "../..
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck, type BackendOps, type Call, type KeyedEntry } from "../../store/_store.ts";
+import { abortCheck } from "../../store/_store.ts";
+import type { BackendOps, Call, KeyedEntry } from "../../store/backend.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
@@ -27,12 +28,13 @@ import { sweepName } from "./sweep.ts";
 import { CapacityCheck, type Reservation } from "./count.ts";
 import { keyOf, SUFFIX, TEMP_SUFFIX } from "./names.ts";
 import { readCurrent, readDescription, readHead, splitFile } from "./read.ts";
-import { entryAt, logOf, verifyStore, versionsOf } from "./history.ts";
+import { entryAt, evidenceOf, logOf, versionsOf } from "./history.ts";
 import { type Rule, VersionedWriter } from "./versioned.ts";
 import { toVersion } from "./envelope.ts";
-import type { EntryVersion, HistoryOps, HistoryRetention, Version } from "../../store/history.ts";
+import type { EntryVersion, HistoryOps } from "../../store/backend.ts";
+import type { HistoryRetention, Version } from "../../store/types.ts";
 import { auditFileDir } from "./audit.ts";
-import type { StoreAudit } from "../../store/audit.ts";
+import type { StoreAudit } from "../../store/types.ts";
 import { exists, notFound, occupied, stale } from "./refusals.ts";
 
 const BACKEND = "file";
@@ -88,11 +90,12 @@ export class FileBackend implements BackendOps {
     const root = config.root;
     this.history = {
       retention,
-      versions: (key) => Promise.resolve(versionsOf(root, key)),
+      versions: (key) => Promise.resolve({ items: versionsOf(root, key), problems: [] }),
       readVersion: (key, revision) => Promise.resolve(entryAt(root, key, Number(revision))),
       log: (key) => Promise.resolve(logOf(root, key)),
       index: () => Promise.resolve(this.#index()),
       readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
+      evidence: () => Promise.resolve(evidenceOf(root)),
       commitIf: async (key, expected, write, call) => {
         this.#requireWritable(key);
         const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);
@@ -168,9 +171,7 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async audit(): Promise<StoreAudit> {
-    const audit = auditFileDir(this.#c.root);
-    if (this.#c.history === undefined) return audit;
-    return { ...audit, history: verifyStore(this.#c.root) };
+    return auditFileDir(this.#c.root);
   }
 
   // deno-lint-ignore require-await

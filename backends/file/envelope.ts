@@ -16,7 +16,7 @@ import {
   isChainHash,
   type StoredFields,
 } from "../../store/_chain.ts";
-import type { Version } from "../../store/history.ts";
+import type { Version } from "../../store/types.ts";
 
 const PREFIX = "agentmem-version ";
 const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
@@ -49,7 +49,7 @@ export function encodeVersion(
   fields: RecordFields,
   entry: Uint8Array,
 ): { record: VersionRecord; bytes: Uint8Array } {
-  const hash = chainHash(fields.prev, { ...fields, key }, entry);
+  const hash = chainHash(fields.prev, { ...fields, key }, entry, 1);
   const record: VersionRecord = { ...fields, hash };
   const line = ENCODER.encode(
     PREFIX + JSON.stringify({
@@ -124,7 +124,7 @@ function checkRecord(raw: unknown): VersionRecord {
 
 /** Whether a record's hash matches what it says and the entry it holds. */
 export function hashMatches(key: string, record: VersionRecord, entry: Uint8Array): boolean {
-  return chainHash(record.prev, { ...record, key }, entry) === record.hash;
+  return chainHash(record.prev, { ...record, key }, entry, 1) === record.hash;
 }
 
 /** The public view of a record. */

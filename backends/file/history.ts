@@ -7,8 +7,9 @@
 // Reading needs no lock: the head is read first, then the key's directory, so a version that a
 // concurrent writer commits meanwhile is above the head read and left out, never half-seen.
 
-import { CorruptError, NotFoundError, UnavailableError } from "../../store/errors.ts";
-import type { HistoryProblem, HistoryRetention, Version } from "../../store/history.ts";
+import { CorruptError, MemoryError, NotFoundError, UnavailableError } from "../../store/errors.ts";
+import type { HistoryProblem, HistoryRetention, Version } from "../../store/types.ts";
+import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { quote } from "../../store/_text.ts";
@@ -356,14 +357,51 @@ function damaged(key: string, seq: number): CorruptError {
   );
 }
 
-/** Every committed version of every key (or of `key`), oldest first. */
-export function logOf(root: string, key: string | undefined): Version[] {
+/**
+ * Every committed version of every key (or of `key`), each key's oldest first; a key whose
+ * history cannot be read is skipped and reported.
+ */
+export function logOf(root: string, key: string | undefined): Listed<Version> {
   const keys = key === undefined ? historyKeys(root) : [key];
-  const all: Version[] = [];
-  for (const k of keys) all.push(...versionsOf(root, k).reverse());
-  return all.sort((a, b) =>
+  const items: Version[] = [];
+  const problems: HistoryProblem[] = [];
+  for (const k of keys) {
+    try {
+      items.push(...versionsOf(root, k).reverse());
+    } catch (e) {
+      if (!(e instanceof MemoryError)) throw e;
+      problems.push({ key: k, problem: "damaged", reason: afterColon(e) });
+    }
+  }
+  items.sort((a, b) =>
     a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
   );
+  return { items, problems };
+}
+
+/** The chains of every key, and what is wrong in them (for check and anchors). */
+export function evidenceOf(root: string): Evidence {
+  const keys: KeyEvidence[] = [];
+  for (const key of historyKeys(root)) {
+    const versions = new Map<string, string>();
+    let head: KeyEvidence["head"];
+    try {
+      for (const seq of listSeqs(root, key)) {
+        const found = recordQuietly(root, key, seq);
+        if (found !== undefined) versions.set(String(seq), found.record.hash);
+      }
+      const tip = tipOf(root, key);
+      if (tip.committed !== undefined) {
+        const c = tip.committed;
+        versions.set(String(c.seq), c.hash);
+        head = { revision: String(c.seq), hash: c.hash, op: c.op };
+      }
+    } catch (e) {
+      if (!(e instanceof MemoryError)) throw e;
+    }
+    keys.push({ key, name: key, head, versions, cut: undefined });
+  }
+  return { within: "", keys, problems: verifyStore(root), notes: [] };
 }
 
 /** What is wrong in the history of every key that has one (for `agentmem check`). */

@@ -17,10 +17,11 @@
 // goes, so a power cut cannot keep the removal without its version either.
 
 import { CapacityError, CorruptError, StaleError, UnavailableError } from "../../store/errors.ts";
-import type { HistoryRetention } from "../../store/history.ts";
+import type { HistoryRetention } from "../../store/types.ts";
 import { serializeValid } from "../../store/serialize.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck, type Call } from "../../store/_store.ts";
+import { abortCheck } from "../../store/_store.ts";
+import type { Call } from "../../store/backend.ts";
 import { errorKind, quote } from "../../store/_text.ts";
 import type { Reservation } from "./count.ts";
 import { DirSync } from "./dir_sync.ts";

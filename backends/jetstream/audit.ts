@@ -2,7 +2,7 @@
 // every key under the prefix, including what `list()` hides (a value that is not an entry, a
 // damaged one, a name that is not a legal memory key). A deleted key's marker holds nothing.
 
-import type { AuditEntry, StoreAudit } from "../../store/audit.ts";
+import type { AuditEntry, StoreAudit } from "../../store/types.ts";
 import { auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
 import type { ScanResult } from "./scan.ts";
 

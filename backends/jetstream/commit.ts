@@ -4,8 +4,8 @@
 
 import { serializeValid } from "../../store/serialize.ts";
 import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
-import type { Call } from "../../store/_store.ts";
-import type { HistoryOps } from "../../store/history.ts";
+import type { Call } from "../../store/backend.ts";
+import type { HistoryOps } from "../../store/backend.ts";
 import { type Deadline, isWrongLastSequence } from "./errors.ts";
 import { type Handle, stale } from "./handle.ts";
 import { historyReads } from "./history.ts";

@@ -6,7 +6,7 @@
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { MsgHdrs } from "@nats-io/nats-core";
 import { MemoryError, StaleError, UnavailableError } from "../../store/errors.ts";
-import type { Call } from "../../store/_store.ts";
+import type { Call } from "../../store/backend.ts";
 import type { ValidWrite } from "../../store/validate.ts";
 import { quote } from "../../store/_text.ts";
 import { type Bound, CapacityBound } from "./capacity.ts";

@@ -3,8 +3,9 @@
 // mover.ts); the retention decides which of them are kept. And `agentmem check`'s view of it.
 
 import { CorruptError, NotFoundError } from "../../store/errors.ts";
-import type { HistoryOps, HistoryProblem, HistoryRetention, Version } from "../../store/history.ts";
-import type { Call } from "../../store/_store.ts";
+import type { HistoryProblem, HistoryRetention, Version } from "../../store/types.ts";
+import type { Evidence, HistoryOps, KeyEvidence, Listed } from "../../store/backend.ts";
+import type { Call } from "../../store/backend.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
 import { validateKey } from "../../store/validate.ts";
@@ -32,24 +33,48 @@ export type RunHistory = <T>(
 export function historyReads(
   t: HistoryTarget,
   run: RunHistory,
-): Omit<HistoryOps, "commitIf" | "index" | "readLatest"> {
+): Pick<HistoryOps, "retention" | "versions" | "readVersion" | "log" | "evidence"> {
   return {
     retention: t.retention,
     versions: (key, call) =>
-      run(key, call, async (d) => {
+      run(key, call, async (d): Promise<Listed<Version>> => {
         const h = (await histories(t, d, key)).get(key);
-        if (h === undefined) return [];
-        return keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
+        if (h === undefined) return { items: [], problems: [] };
+        const items = keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
+        return { items, problems: [] };
       }),
     readVersion: (key, revision, call) =>
       run(key, call, (d) => entryOf(t, key, Number(revision), d)),
     log: (key, call) =>
-      run(key, call, async (d) => {
-        const out = [];
+      run(key, call, async (d): Promise<Listed<Version>> => {
+        const items: Version[] = [];
+        const problems: HistoryProblem[] = [];
         for (const h of (await histories(t, d, key)).values()) {
-          for (const v of keptVersions(h, t.retention)) out.push(versionOf(h.key, v));
+          try {
+            for (const v of keptVersions(h, t.retention)) items.push(versionOf(h.key, v));
+          } catch (e) {
+            if (!(e instanceof CorruptError)) throw e;
+            problems.push({ key: h.key, problem: "damaged", reason: e.message });
+          }
         }
-        return out.sort((a, b) => Number(a.revision) - Number(b.revision));
+        return { items: items.sort((a, b) => Number(a.revision) - Number(b.revision)), problems };
+      }),
+    evidence: (call) =>
+      run(undefined, call, async (d): Promise<Evidence> => {
+        const all = await histories(t, d);
+        const within = t.subjectPrefix.split(".").slice(2).join(".");
+        const keys: KeyEvidence[] = [];
+        for (const h of all.values()) {
+          const versions = new Map<string, string>();
+          let head: KeyEvidence["head"];
+          for (const v of h.items) {
+            if (v.record === undefined) continue;
+            versions.set(String(v.rev), v.record.hash);
+            head = { revision: String(v.rev), hash: v.record.hash, op: v.record.op };
+          }
+          keys.push({ key: h.key, name: within + h.key, head, versions, cut: undefined });
+        }
+        return { within, keys, problems: verify(all), notes: [] };
       }),
   };
 }

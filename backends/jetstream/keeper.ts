@@ -7,7 +7,7 @@
 // a pack and a purge, no reads. A key others wrote to meanwhile is read from the stream.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import type { Call } from "../../store/_store.ts";
+import type { Call } from "../../store/backend.ts";
 import { Deadline } from "./errors.ts";
 import { getMessage, type HistoryTarget, type Moved, movedOf, moveKey, prune } from "./mover.ts";
 import type { Packed } from "./pack.ts";

@@ -22,7 +22,7 @@
 
 import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, StoredMsg } from "@nats-io/jetstream";
-import type { HistoryRetention } from "../../store/history.ts";
+import type { HistoryRetention } from "../../store/types.ts";
 import { isWrongLastSequence } from "./errors.ts";
 import { encodePack, MAX_PACK_BYTES, type Packed, packInfo } from "./pack.ts";
 import { isoOfTimestamp, type Link, readRecord } from "./provenance.ts";

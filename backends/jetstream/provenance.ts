@@ -15,8 +15,8 @@ import {
   GENESIS,
   isChainHash,
 } from "../../store/_chain.ts";
-import type { Version } from "../../store/history.ts";
-import type { Call } from "../../store/_store.ts";
+import type { Version } from "../../store/types.ts";
+import type { Call } from "../../store/backend.ts";
 
 /** The header names. */
 export const H = {
@@ -82,7 +82,7 @@ export function newRecord(
     tainted: scope?.tainted ?? false,
   };
   const prev = before?.hash ?? GENESIS;
-  return { ...fields, prev, hash: chainHash(prev, { ...fields, key }, entry) };
+  return { ...fields, prev, hash: chainHash(prev, { ...fields, key }, entry, 1) };
 }
 
 /** Writes `r` into `h`. */
@@ -144,7 +144,7 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
 
 /** Whether a record's hash matches its fields and the entry it holds. */
 export function hashMatches(key: string, r: VersionRecord, entry: Uint8Array): boolean {
-  return chainHash(r.prev, { ...r, key }, entry) === r.hash;
+  return chainHash(r.prev, { ...r, key }, entry, 1) === r.hash;
 }
 
 /** The public view of a version: its revision is the stream sequence it was written at. */

@@ -12,6 +12,11 @@ export interface Side {
   readonly content: string | undefined;
 }
 
+// A hunk's lines on one side: "3", "3–7", or "none" (nothing on that side).
+function range(start: number, count: number): string {
+  return count === 0 ? "none" : count === 1 ? `${start}` : `${start}–${start + count - 1}`;
+}
+
 function lineClass(mark: string): string {
   return mark === "+" ? "add" : mark === "-" ? "del" : "ctx";
 }
@@ -57,9 +62,9 @@ export function diffView(from: Side, to: Side): Html {
         </tr>
       `;
     });
-    return html`<tbody><tr class="hunk"><td colspan="4">lines ${h.oldStart}–${
-      h.oldStart + h.oldLines - 1
-    } → ${h.newStart}–${h.newStart + h.newLines - 1}</td></tr>${rows}</tbody>`;
+    return html`<tbody><tr class="hunk"><td colspan="4">lines ${range(h.oldStart, h.oldLines)} → ${
+      range(h.newStart, h.newLines)
+    }</td></tr>${rows}</tbody>`;
   });
   return html`<div class="diff">
 <p class="diff-sides"><span class="del">− ${from.title}</span> <span class="add">+ ${to.title}</span></p>

@@ -24,7 +24,8 @@ const HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy": CSP,
   "X-Content-Type-Options": "nosniff",
   "X-Frame-Options": "DENY",
-  "Referrer-Policy": "no-referrer",
+  // Not no-referrer: under it a browser sends "Origin: null" on the console's own forms.
+  "Referrer-Policy": "same-origin",
   "Cache-Control": "no-store",
   "Cross-Origin-Opener-Policy": "same-origin",
   "Cross-Origin-Resource-Policy": "same-origin",

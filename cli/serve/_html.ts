@@ -91,7 +91,7 @@ export function page(chrome: Chrome, title: string, main: Html): Html {
       <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
+        <meta name="referrer" content="same-origin">
         <title>${title} · agentmem console</title>
         <link rel="stylesheet" href="/console.css">
       </head>

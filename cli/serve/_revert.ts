@@ -44,7 +44,7 @@ export async function planRevert(con: Console, run: string): Promise<Plan> {
   const dry = await revertRun(con.store, run, { dryRun: true });
   const keys: KeyPlan[] = [];
   const heads: string[] = [];
-  for (const key of dry.reverted) {
+  for (const { key } of dry.actions) {
     const vs = await oldestFirst(con, key);
     const first = vs.findIndex((v) => v.run === run);
     const before = first > 0 ? vs[first - 1] : undefined;

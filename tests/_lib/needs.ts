@@ -7,7 +7,7 @@ import { natsServerBinary, serverBinary } from "./binaries.ts";
 
 /** A tool some tests or tasks need. */
 // deno-fmt-ignore
-export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft" | "unshare" | "fuse" | "gcc";
+export type Tool = "nats-server" | "nats-server 2.9.10" | "nats-server 2.10.27" | "root" | "ip" | "nft" | "unshare" | "fuse" | "gcc" | "chromium";
 
 interface Requirement {
   readonly present: () => boolean;
@@ -51,6 +51,11 @@ const REQUIREMENTS: Record<Tool, Requirement> = {
   gcc: {
     present: () => runs("gcc", ["--version"]),
     install: "install it with: apt-get install -y gcc libc6-dev",
+  },
+  // The console's browser tests drive Debian's Chromium (tests/console/_browser.ts).
+  chromium: {
+    present: () => exists("/usr/bin/chromium"),
+    install: "install it with: apt-get install -y chromium",
   },
 };
 

@@ -142,7 +142,7 @@ Deno.test("serve: every answer has a strict CSP and no page holds a script, an i
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:|\*/, path);
     assert.match(csp, /script-src|default-src 'none'/);
     assert.equal(r.headers.get("x-content-type-options"), "nosniff");
-    assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+    assert.equal(r.headers.get("referrer-policy"), "same-origin");
     assert.doesNotMatch(html, /<script|<iframe|<img|<[^>]*\s(style|on[a-z]+)=/i, path);
     for (const [, url] of html.matchAll(/(?:href|src|action)="([^"]*)"/g)) {
       assert.ok(url!.startsWith("/") && !url!.startsWith("//"), `${path} links ${url}`);

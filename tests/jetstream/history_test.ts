@@ -180,16 +180,21 @@ test("history: check names an edited version, a missing link, an unrecorded writ
   const planted = new TextEncoder().encode(serializeEntry("about linked", "planted"));
   const prev = "f".repeat(64);
   const get = (name: string) => linked.header.get(name) || undefined;
-  const hash = chainHash(prev, {
-    key: "linked",
-    op: "update",
-    at: get("Agentmem-At")!,
-    run: get("Agentmem-Run"),
-    actor: get("Agentmem-Actor"),
-    via: get("Agentmem-Via")!,
-    callId: get("Agentmem-Call"),
-    tainted: get("Agentmem-Tainted") === "true",
-  }, planted);
+  const hash = chainHash(
+    prev,
+    {
+      key: "linked",
+      op: "update",
+      at: get("Agentmem-At")!,
+      run: get("Agentmem-Run"),
+      actor: get("Agentmem-Actor"),
+      via: get("Agentmem-Via")!,
+      callId: get("Agentmem-Call"),
+      tainted: get("Agentmem-Tainted") === "true",
+    },
+    planted,
+    1,
+  );
   await js.publish(`$KV.${BUCKET}.run.linked`, planted, {
     headers: copy(linked, { "Agentmem-Prev": prev, "Agentmem-Hash": hash }),
   });

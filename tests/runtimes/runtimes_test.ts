@@ -19,6 +19,7 @@ import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { bundleRunner, countTogether, denoRunner, type Where } from "../file/_lock_fleet.ts";
 import { missingTools } from "../_lib/needs.ts";
+import { DAY, poisonedDay, serve } from "../console/_console.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;
@@ -336,6 +337,24 @@ test(
     assert.match(version.stdout, /^agentmem \d+\.\d+\.\d+\n$/);
   },
 );
+
+test("[node22] the package's agentmem bin serves the console on Node", ["node22"], async () => {
+  const node = runtime("node22");
+  const { app } = await project();
+  await using tmp = await tempDir("agentmem-bin-serve-");
+  await poisonedDay(tmp.path);
+  await using s = await serve(["--dir", tmp.path, "--write"], {
+    command: [node.bin, `${app}/node_modules/.bin/agentmem`],
+  });
+  const memories = await s.page("/memories");
+  assert.match(memories, /user\.prefs/);
+  assert.match(memories, /&lt;script&gt;alert\(&#39;d&#39;\)/);
+  const r = await s.submit(`/run/${DAY.poison}/revert`, `/run/${DAY.poison}/revert`);
+  assert.equal(r.status, 200, await r.text());
+  const stopped = await s.stop("SIGINT");
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stderr, /reverted run run-poison-7: 3 keys/);
+});
 
 // Writers of every runtime counting on one key under revision checks: Deno holders also hold
 // kernel locks, Node and Bun ones are judged by /proc; inside pid namespaces, each judges only

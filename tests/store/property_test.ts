@@ -658,7 +658,11 @@ const journal: fc.Arbitrary<Journal> = fc
         arbitrary: fc.tuple(fc.array(op, { maxLength: 8 }), fc.boolean()).map(([ops, asText]) => {
           const scope = build(ops).scope;
           const snapshot = scope.snapshot();
-          return { record: asText ? JSON.stringify(snapshot) : snapshot, valid: scope };
+          // Text is never taken for a snapshot: a model can write text shaped like one.
+          return {
+            record: asText ? JSON.stringify(snapshot) : snapshot,
+            valid: asText ? undefined : scope,
+          };
         }),
         weight: 2,
       },
@@ -671,10 +675,15 @@ const journal: fc.Arbitrary<Journal> = fc
     ),
     { maxLength: 12 },
   )
-  .map((entries) => ({
-    records: entries.map((e) => e.record),
-    newest: entries.findLast((e) => e.valid !== undefined)?.valid,
-  }));
+  .map((entries) => {
+    const newest = entries.findLast((e) => e.valid !== undefined)?.valid;
+    // Taint is sticky: an earlier tainted snapshot of the same run taints the result.
+    if (
+      newest !== undefined &&
+      entries.some((e) => e.valid?.run === newest.run && e.valid.tainted)
+    ) newest.taint();
+    return { records: entries.map((e) => e.record), newest };
+  });
 
 Deno.test("latestScope() restores the newest valid snapshot among junk records", () => {
   fc.assert(

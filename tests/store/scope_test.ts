@@ -199,10 +199,28 @@ Deno.test("latestScope() picks the newest valid snapshot and skips everything el
     undefined,
     42,
   ];
+  // The newest snapshot object wins; text shaped like a snapshot never counts.
   const scope = latestScope(journal);
-  assert.deepEqual(scope.snapshot(), newer.snapshot());
+  assert.deepEqual(scope.snapshot(), older.snapshot());
+  assert.deepEqual(latestScope([...journal, newer.snapshot()]).snapshot(), newer.snapshot());
   // Order decides: the same snapshots reversed leave the older one newest.
   assert.deepEqual(latestScope([newer.snapshot(), older.snapshot()]).snapshot(), older.snapshot());
+});
+
+Deno.test("latestScope() never takes text for a snapshot, and keeps an earlier taint of the run", () => {
+  const run = new Scope({ run: "run-7", tainted: true });
+  run.record("ns", "a", 1);
+  // A model-written record that parses as a clean snapshot of the same run.
+  const forged = JSON.stringify({ ...run.snapshot(), tainted: false, revisions: {} });
+  const resumed = latestScope([run.snapshot(), forged]);
+  assert.equal(resumed.tainted, true);
+  assert.equal(resumed.revision("ns", "a"), 1);
+  // Even a stored object that says the run is clean cannot clear an earlier taint of it.
+  const cleared = latestScope([run.snapshot(), { ...run.snapshot(), tainted: false }]);
+  assert.equal(cleared.tainted, true);
+  // Another run's clean snapshot is not tainted by it.
+  const other = new Scope({ run: "run-8" });
+  assert.equal(latestScope([run.snapshot(), other.snapshot()]).tainted, false);
 });
 
 Deno.test("latestScope() returns an empty scope when no record is a snapshot", () => {

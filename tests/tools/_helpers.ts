@@ -142,21 +142,22 @@ export async function renameRaces(
   let renameStale = 0;
   for (let trial = 0; trial < trials; trial++) {
     const [store, other] = stores;
-    const from = `t${trial}.md`;
-    const to = `t${trial}-renamed.md`;
+    // The keys of /memories/t<trial>.md and /memories/t<trial>-renamed.md.
+    const from = `t${trial}`;
+    const to = `t${trial}-renamed`;
     await store.create(from, "Trial", "x: 0\n");
     const renamer = anthropicMemoryHandlers(store, { scope: new Scope() });
     const editor = anthropicMemoryHandlers(other, { scope: new Scope() });
     const [renamed, edited] = await Promise.allSettled([
       renamer.rename({
         command: "rename",
-        old_path: `/memories/${from}`,
-        new_path: `/memories/${to}`,
+        old_path: `/memories/${from}.md`,
+        new_path: `/memories/${to}.md`,
       }),
       new Promise((r) => setTimeout(r, trial % 4)).then(() =>
         editor.str_replace({
           command: "str_replace",
-          path: `/memories/${from}`,
+          path: `/memories/${from}.md`,
           old_str: "x: 0",
           new_str: "x: 1",
         })

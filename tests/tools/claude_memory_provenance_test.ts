@@ -50,13 +50,13 @@ async function taintedRun(store: Store): Promise<void> {
   assert.deepEqual(
     seen,
     [
-      "a.md create claude_memory:create toolu_2",
-      "a.md update claude_memory:str_replace toolu_3",
-      "a.md update claude_memory:insert toolu_4",
-      "b.md create claude_memory:rename toolu_5",
-      "a.md delete claude_memory:rename toolu_5",
-      "keep.md update claude_memory:str_replace toolu_6",
-      "gone.md delete claude_memory:delete toolu_7",
+      "a create claude_memory:create toolu_2",
+      "a update claude_memory:str_replace toolu_3",
+      "a update claude_memory:insert toolu_4",
+      "b create claude_memory:rename toolu_5",
+      "a delete claude_memory:rename toolu_5",
+      "keep update claude_memory:str_replace toolu_6",
+      "gone delete claude_memory:delete toolu_7",
     ].sort(),
   );
   for (const v of mine) {
@@ -66,9 +66,9 @@ async function taintedRun(store: Store): Promise<void> {
   }
 
   await revertRun(store, "run-bad");
-  assert.deepEqual((await store.list()).map((i) => i.key), ["gone.md", "keep.md"]);
-  assert.equal((await store.read("keep.md")).content, "# Keep\nkept");
-  assert.equal((await store.read("gone.md")).content, "# Gone\nsoon");
+  assert.deepEqual((await store.list()).map((i) => i.key), ["gone", "keep"]);
+  assert.equal((await store.read("keep")).content, "# Keep\nkept");
+  assert.equal((await store.read("gone")).content, "# Gone\nsoon");
 }
 
 Deno.test("[file] every Claude memory command records the run, actor, taint, via and call id; revertRun undoes them all", async () => {

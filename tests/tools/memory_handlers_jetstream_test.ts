@@ -51,7 +51,7 @@ for (const readBeforeUpdate of [true, false]) {
         }
       };
       await Promise.all([edits("A", runA)(), edits("B", runB)()]);
-      const { content } = await a.store.read("log.md");
+      const { content } = await a.store.read("log");
       const lines = content.split("\n");
       for (const name of ["A", "B"]) {
         for (let i = 0; i < EDITS; i++) {

@@ -51,7 +51,7 @@ Deno.test("str_replace replaces a multi-line old_str that occurs once, where the
     await sdk.create(create as never);
     const ours = await viaSdk(memory, edit);
     assert.equal(ours.ok, true, ours.text);
-    assert.equal((await store.read("a.md")).content, "lines one and two\n");
+    assert.equal((await store.read("a")).content, "lines one and two\n");
     // The difference we make on purpose (anthropic-sdk-typescript issue 1180).
     await assert.rejects(sdk.str_replace(edit as never), /did not appear verbatim/);
   });
@@ -72,14 +72,14 @@ Deno.test("str_replace with new_str omitted deletes old_str; null does too", asy
       old_str: " drop",
     });
     assert.equal(r.ok, true, r.text);
-    assert.equal((await store.read("a.md")).content, "keep keep");
+    assert.equal((await store.read("a")).content, "keep keep");
     await memory.str_replace({
       command: "str_replace",
       path: "/memories/a.md",
       old_str: " keep",
       new_str: null,
     });
-    assert.equal((await store.read("a.md")).content, "keep");
+    assert.equal((await store.read("a")).content, "keep");
     const bad = await viaSdk(memory, {
       command: "str_replace",
       path: "/memories/a.md",
@@ -88,7 +88,7 @@ Deno.test("str_replace with new_str omitted deletes old_str; null does too", asy
     });
     assert.equal(bad.ok, false);
     assert.match(bad.text, /new_str must be a string/);
-    assert.equal((await store.read("a.md")).content, "keep");
+    assert.equal((await store.read("a")).content, "keep");
   });
 });
 
@@ -116,8 +116,8 @@ Deno.test("str_replace counts old_str in the whole text: twice on one line is re
       old_str: "aa",
       new_str: "b",
     });
-    assert.equal((await store.read("b.md")).content, "ba");
-    assert.equal((await store.read("a.md")).content, "x\nab ab\nc");
+    assert.equal((await store.read("b")).content, "ba");
+    assert.equal((await store.read("a")).content, "x\nab ab\nc");
   });
 });
 
@@ -143,7 +143,7 @@ for (const history of [true, false]) {
       const opened = await Promise.all(
         agents.map(async () => countingStale(await openFileStore({ dir, history }))),
       );
-      await opened[0]!.store.create("shared.md", "Shared", slots(agents, EDITS));
+      await opened[0]!.store.create("shared", "Shared", slots(agents, EDITS));
       await Promise.all(agents.map(async (agent, n) => {
         const memory = anthropicMemoryHandlers(opened[n]!.store, { scope: new Scope() });
         for (let i = 0; i < EDITS; i++) {
@@ -155,7 +155,7 @@ for (const history of [true, false]) {
           });
         }
       }));
-      const { content } = await (await openFileStore({ dir })).read("shared.md");
+      const { content } = await (await openFileStore({ dir })).read("shared");
       assert.deepEqual(lostEdits(content), [], content);
       assert.ok(opened.some((o) => o.stale() > 0), "the agents never collided");
     });
@@ -169,7 +169,7 @@ Deno.test({
     await withDir(async (dir) => {
       const agents = ["p", "q"];
       const edits = 25;
-      await (await openFileStore({ dir })).create("shared.md", "Shared", slots(agents, edits));
+      await (await openFileStore({ dir })).create("shared", "Shared", slots(agents, edits));
       const worker = new URL("./_edit_worker.ts", import.meta.url).pathname;
       const startAt = Date.now() + 2_000;
       const runs = agents.map((agent) =>
@@ -181,7 +181,7 @@ Deno.test({
         await child.succeeded();
         stale += (await child.waitFor((r) => typeof r.stale === "number")).stale as number;
       }
-      const { content } = await (await openFileStore({ dir })).read("shared.md");
+      const { content } = await (await openFileStore({ dir })).read("shared");
       assert.deepEqual(lostEdits(content), [], content);
       console.log(`stale retries across the two processes: ${stale}`);
     });

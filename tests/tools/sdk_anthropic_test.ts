@@ -141,20 +141,21 @@ Deno.test("the Claude memory tool example keeps /memories in the store, with fai
         new_str: "metric (SI)",
       }),
       memory("t5", { command: "create", path: "/memories/a/b.md", file_text: "x" }),
+      memory("t6", { command: "create", path: "/memories/../b.md", file_text: "x" }),
     ], "tool_use"),
     anthropicMessage([{ type: "text", text: "Saved." }]),
   ]);
   assert.equal(await claudeMemoryChat(client(script), store, "I prefer metric units."), "Saved.");
   const first = script.requests[0]!.body as { tools: unknown[] };
   assert.deepEqual(first.tools, [{ type: "memory_20250818", name: "memory" }]);
-  assert.deepEqual(store.entries.get("units.md") && { ...store.entries.get("units.md"), rev: 0 }, {
+  assert.deepEqual(store.entries.get("units") && { ...store.entries.get("units"), rev: 0 }, {
     description: "Units",
     content: "# Units\nmetric (SI)",
     rev: 0,
   });
   const [view] = toolResults(script, 1);
   assert.match(view!.content, /there are none yet/);
-  const [exists, edited, nested] = toolResults(script, 3);
+  const [exists, edited, nested, hostile] = toolResults(script, 3);
   assert.deepEqual(exists, {
     type: "tool_result",
     tool_use_id: "t3",
@@ -163,9 +164,12 @@ Deno.test("the Claude memory tool example keeps /memories in the store, with fai
   });
   assert.equal(edited!.is_error, undefined);
   assert.match(edited!.content, /^The memory file has been edited/);
-  assert.equal(nested!.is_error, true);
-  assert.match(nested!.content, /flat name/);
-  assert.equal(store.entries.size, 1);
+  // A folder is a folder (/memories/a/b.md is the key a=b); a path out of /memories is refused.
+  assert.equal(nested!.is_error, undefined);
+  assert.equal(store.entries.get("a=b")?.content, "x");
+  assert.equal(hostile!.is_error, true);
+  assert.match(hostile!.content, /not a legal memory path/);
+  assert.equal(store.entries.size, 2);
 });
 
 Deno.test("importing mod.ts loads none of the SDKs", async () => {

@@ -32,9 +32,16 @@ Deno.test("memorySystemNote() marks a memory whose latest version came from a ta
   await using b = await tempDir("agentmem-taint-");
   const twin = await seeded(b.path);
   assert.equal(await memorySystemNote(twin.store), note);
-  // An untainted write clears the mark.
+  // A run that reads the tainted memory is tainted by it: its write keeps the mark.
   await store.read("tips", { scope: clean });
-  await store.update("tips", "Travel tips", "checked by hand", { scope: clean });
+  assert.equal(clean.tainted, true);
+  await store.update("tips", "Travel tips", "copied from the tainted one", { scope: clean });
+  assert.ok((await memorySystemNote(store)).includes(`- "tips" ${MARK}: Travel tips`));
+  // An untainted write clears it: a reviewer whose host opted out of taint propagation.
+  const reviewer = new Scope({ run: "reviewer", propagateTaint: false });
+  await store.read("tips", { scope: reviewer });
+  assert.equal(reviewer.tainted, false);
+  await store.update("tips", "Travel tips", "checked by hand", { scope: reviewer });
   assert.ok(!(await memorySystemNote(store)).includes(MARK + ":"));
 });
 

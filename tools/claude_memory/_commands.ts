@@ -1,16 +1,14 @@
-// The store side of Claude's memory tool: the directory view, the revision-checked edit loop,
-// and store failures in the words the SDK's filesystem tool uses.
+// The store side of Claude's memory tool: who runs a command, the revision-checked edit loop and
+// rename, and store failures in the words the SDK's filesystem tool uses.
 
 import { MemoryError } from "../../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../../store/limits.ts";
 import type { Scope } from "../../store/scope.ts";
-import type { CallOptions, Entry, Item, Store } from "../../store/types.ts";
+import type { CallOptions, Entry, Store } from "../../store/types.ts";
 import { checkedCall } from "../../store/_checked.ts";
 import { withSpan } from "../../store/_telemetry.ts";
-import { utf8Length } from "../../store/_text.ts";
-import { frame, oneLine, quoteKey } from "../_frame.ts";
-import { listedItems } from "../_items.ts";
-import { CommandError, describeText, formatSize, pathOf, ROOT } from "./_files.ts";
+import { CommandError, describeText } from "./_files.ts";
+import { pathOf, ROOT } from "./_paths.ts";
 import { commandScope, keepTaint } from "./_scope.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
@@ -216,77 +214,6 @@ function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> 
     };
     signal?.addEventListener("abort", stop, { once: true });
   });
-}
-
-// The widest size `formatSize` gives for a memory file ("1023.9K" cannot happen below 64 KiB).
-const SIZE_WIDTH = 6;
-// Sizes come from reading each file shown; this many reads run at once.
-const READ_BATCH = 16;
-
-/**
- * `view /memories`: every memory's path, size and description, in key order, within `maxChars`.
- * `range` picks entries as `view_range` picks lines (1-based, `-1` for the end); a view that does
- * not fit says which `view_range` shows the rest.
- */
-export async function viewRoot(run: Runner, range: unknown, maxChars: number): Promise<string> {
-  const plain = plainCall(run);
-  let items;
-  try {
-    items = listedItems(await run.store.list(plain));
-  } catch (e) {
-    throw storeError(e, ROOT);
-  }
-  if (items.length === 0) {
-    return `Here're the memories in ${ROOT}: there are none yet. Create one with the create command.`;
-  }
-  let from = 1;
-  let to = items.length;
-  if (Array.isArray(range) && range.length === 2) {
-    const [a, b] = range as [number, number];
-    from = Math.max(1, Math.trunc(a) || 1);
-    to = b === -1 ? items.length : Math.min(items.length, Math.trunc(b) || items.length);
-  }
-  const chosen = items.slice(from - 1, to);
-  const head = (n: number) =>
-    n === items.length
-      ? `Here're the memories in ${ROOT} (path, size, description):\n`
-      : `Here're memories ${from} to ${from + n - 1} of ${items.length} in ${ROOT} (path, size, ` +
-        "description):\n";
-  const tail = (n: number) => {
-    const next = from + n;
-    return next > items.length
-      ? ""
-      : `\n${items.length - next + 1} more not shown; to see them, view ${ROOT} with ` +
-        `view_range [${next}, -1].`;
-  };
-  const line = (i: Item, size: string) =>
-    `- ${quoteKey(pathOf(i.key))} (${size}): ${oneLine(i.description)}`;
-  let used = frame("MEMORY INDEX", []).text.length;
-  let n = 0;
-  while (n < chosen.length) {
-    const next = used + line(chosen[n]!, "").length + SIZE_WIDTH + 1;
-    if (n > 0 && head(n + 1).length + next + tail(n + 1).length > maxChars) break;
-    used = next;
-    n++;
-  }
-  const shown = chosen.slice(0, n);
-  const sizes: string[] = [];
-  for (let i = 0; i < shown.length; i += READ_BATCH) {
-    sizes.push(
-      ...await Promise.all(
-        shown.slice(i, i + READ_BATCH).map((item) =>
-          // Without the run's scope: seeing a size is not reading the file, and must not
-          // authorize an overwrite. The caller's signal still applies.
-          run.store.read(item.key, plain).then(
-            (e) => formatSize(utf8Length(e.content.toWellFormed())),
-            () => "?",
-          )
-        ),
-      ),
-    );
-  }
-  const lines = shown.map((item, i) => line(item, sizes[i]!));
-  return head(n) + frame("MEMORY INDEX", lines).text + tail(n);
 }
 
 // Each command makes an `execute_tool memory` span, with the command and its outcome: "ok", a

@@ -1,5 +1,5 @@
-// What Claude's memory tool sees of a store: paths under /memories, the text edits it makes, the
-// description a file gets, and the sizes it shows. Pure functions; the handlers do the I/O.
+// What Claude's memory tool does to a file's text: the edits it makes, the description a file
+// gets, and the sizes it shows. Pure functions; the handlers do the I/O (paths: _paths.ts).
 //
 // The edit rules are those of the memory tool's documentation and of the Python SDK's filesystem
 // tool. The TypeScript SDK's BetaLocalFilesystemMemoryTool follows the same rules but for two
@@ -16,8 +16,7 @@
 // 2. An omitted (or `null`) `new_str` deletes `old_str`, as the tool's definition has it; the
 //    TypeScript tool writes the word "undefined" in its place.
 
-import { MAX_DESCRIPTION_RUNES, MAX_KEY_RUNES } from "../../store/limits.ts";
-import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../../store/validate.ts";
+import { MAX_DESCRIPTION_RUNES } from "../../store/limits.ts";
 import { quote } from "../../store/_text.ts";
 
 /**
@@ -37,58 +36,6 @@ export class CommandError extends Error {
     this.name = "CommandError";
     this.outcome = outcome;
   }
-}
-
-/** The directory the model's paths live under. */
-export const ROOT = "/memories";
-
-/** A path the model named: the directory itself, or one memory's key. */
-export type MemoryPath = { readonly root: true } | { readonly root: false; readonly key: string };
-
-/**
- * Maps a path to the directory or a key: `/memories` (or `/memories/`) is the directory, and
- * `/memories/<key>` the memory with that key. Anything else (outside `/memories`, a
- * subdirectory, `.`/`..` segments, a name that is no legal key) throws, saying what is legal.
- */
-export function parsePath(path: unknown): MemoryPath {
-  if (typeof path !== "string") {
-    throw new CommandError(`Path must be a string starting with ${ROOT}, got ${typeof path}`);
-  }
-  if (path === ROOT || path === `${ROOT}/`) return { root: true };
-  if (!path.startsWith(`${ROOT}/`)) {
-    throw new CommandError(`Path must start with ${ROOT}/, got: ${quote(path)}`);
-  }
-  const name = path.slice(ROOT.length + 1);
-  if (name.includes("/")) {
-    throw new CommandError(
-      `The path ${quote(path)} has a subdirectory; this memory holds files directly under ` +
-        `${ROOT} only. Use a flat name such as ${ROOT}/${flatName(name)}`,
-    );
-  }
-  try {
-    return { root: false, key: validateKey(name) };
-  } catch {
-    throw new CommandError(
-      `The path ${quote(path)} is not a legal memory file name: a name is ${LEGAL_KEY}, ` +
-        `e.g. ${ROOT}/user_preferences.md`,
-    );
-  }
-}
-
-// A character no key holds: the complement of the key pattern's class (`^[...]+$`).
-const NOT_A_KEY_CHAR = new RegExp(`[^${KEY_PATTERN.slice(2, -3)}]`, "g");
-
-// A suggestion for a nested path: its segments joined with "_", other characters dropped.
-function flatName(name: string): string {
-  const flat = name.split("/").filter((s) => s !== "" && s !== "." && s !== "..").join("_")
-    .replace(NOT_A_KEY_CHAR, "").replace(/\.{2,}/g, ".").replace(/^\.+|\.+$/g, "")
-    .slice(0, MAX_KEY_RUNES);
-  return flat === "" ? "notes.md" : flat;
-}
-
-/** The path of a key. */
-export function pathOf(key: string): string {
-  return `${ROOT}/${key}`;
 }
 
 /**

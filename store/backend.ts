@@ -1,0 +1,175 @@
+/**
+ * The contract a backend implements: raw operations over one keyspace (`BackendOps`) and, with
+ * history on, its versions and evidence (`HistoryOps`). `buildStore` (store/_store.ts) wraps them
+ * with validation before any I/O, abort checks, error normalization and spans, so a backend
+ * implements only what touches its storage.
+ *
+ * @module
+ */
+
+import type {
+  Entry,
+  HistoryProblem,
+  HistoryRetention,
+  Info,
+  Item,
+  StoreAudit,
+  Version,
+} from "./types.ts";
+import type { Scope } from "./scope.ts";
+import type { ValidWrite } from "./validate.ts";
+
+/**
+ * A call's options after checking: the signal, the scope (`null` when none was given), and the
+ * write's provenance (`via`, `"api"` by default, and the tool call id).
+ */
+export interface Call {
+  readonly signal: AbortSignal | undefined;
+  readonly scope: Scope | null;
+  /**
+   * `true` when the caller asked (see `_checked.ts`) that this `update` or `delete` write only if
+   * the key holds the revision `scope` recorded, else `StaleError`, whatever the backend's
+   * read-before-update default. A delete of a key that holds nothing is then stale too.
+   */
+  readonly checked: boolean;
+  readonly via: string;
+  readonly callId: string | undefined;
+}
+
+/**
+ * A backend's raw operations. Inputs are already validated; a backend throws `MemoryError`s for
+ * the outcomes it knows and anything else becomes `UnavailableError`.
+ */
+export interface BackendOps {
+  readonly info: Info;
+  list(call: Call): Promise<Item[]>;
+  read(key: string, call: Call): Promise<Entry>;
+  create(write: ValidWrite, call: Call): Promise<void>;
+  update(write: ValidWrite, call: Call): Promise<void>;
+  delete(key: string, call: Call): Promise<boolean>;
+  /**
+   * Every name in the keyspace, including what `list()` hides, for an operator (`auditStore`).
+   * Optional: without it, `auditStore` audits what `list()` and `read()` show.
+   */
+  audit?(call: Call): Promise<StoreAudit>;
+  /**
+   * Every memory `list()` shows, with its body, in key order, in one pass (what `read()` cannot
+   * parse is left out). Optional: without it, `readAllEntries` lists and reads each key. Records
+   * nothing in the call's scope: it serves a search, which grants no authority.
+   */
+  entries?(call: Call): Promise<KeyedEntry[]>;
+  /** The store's history, when it keeps one. */
+  readonly history?: HistoryOps | undefined;
+}
+
+/** A memory with its key: what `BackendOps.entries` yields. */
+export interface KeyedEntry extends Entry {
+  readonly key: string;
+}
+
+/** An entry and the version that wrote it, read together. */
+export interface EntryVersion {
+  readonly entry: Entry;
+  /** `undefined` for an entry written with history off. */
+  readonly version: Version | undefined;
+}
+
+/** What a history read found, and what it skipped on the way (damage stays local). */
+export interface Listed<T> {
+  readonly items: T[];
+  readonly problems: HistoryProblem[];
+}
+
+/**
+ * A backend's history, behind the exported functions (store/history.ts, store/revert.ts,
+ * store/anchor.ts). Inputs arrive validated; the backend throws `MemoryError`s for outcomes it
+ * knows. A damaged record, a stray file or a forged message on one key never fails a read of
+ * other keys: it is skipped and reported in `problems`.
+ */
+export interface HistoryOps {
+  /** The retention the store was opened with. */
+  readonly retention: HistoryRetention;
+  /** Every kept version of `key`, newest first; none when it has none. */
+  versions(key: string, call: Call): Promise<Listed<Version>>;
+  /** The entry a version wrote. `NotFoundError` for a delete and for an unknown revision. */
+  readVersion(key: string, revision: string, call: Call): Promise<Entry>;
+  /**
+   * Every kept version of every key (or of `key`), oldest first in the backend's best order
+   * across keys (the stream's on jetstream, time on the file backend). The caller puts each key's
+   * versions in the order of its chain (by revision) within the places they hold, so a clock
+   * never reorders one key's versions.
+   */
+  log(key: string | undefined, call: Call): Promise<Listed<Version>>;
+  /**
+   * What `list()` shows and, from the same pass, the newest version of each listed key (the
+   * tools mark memories a tainted run wrote last, and a mark must be that of the entry listed).
+   * A key whose entry carries no version record (written with history off) has none.
+   */
+  index(call: Call): Promise<{ readonly items: Item[]; readonly heads: Version[] }>;
+  /**
+   * What `read(key)` does, the revision it records in the call's scope included, and the version
+   * record of the very bytes it read (`undefined` for an entry written with history off).
+   */
+  readLatest(key: string, call: Call): Promise<EntryVersion>;
+  /**
+   * Writes `write` (or deletes the key, when `null`) as a new version, only if the key's newest
+   * version is still `expected` (its revision, or `null` for a key with no version at all);
+   * otherwise `StaleError`, writing nothing. A write that re-creates a key is on the create path
+   * (capacity applies). Returns the new version's revision.
+   */
+  commitIf(
+    key: string,
+    expected: string | null,
+    write: ValidWrite | null,
+    call: Call,
+  ): Promise<string>;
+  /**
+   * The store's evidence, for `agentmem check` and anchors: every key's chain as it stands, and
+   * what is wrong in it (every `HistoryProblemKind` that can be seen without an anchor).
+   */
+  evidence(call: Call): Promise<Evidence>;
+}
+
+/** What a backend's history proves about its keys (see `HistoryOps.evidence`). */
+export interface Evidence {
+  /**
+   * The start of every chain name this evidence covers: `""` for all of them (the file backend, a
+   * jetstream handle with prefix `""`), `"<prefix>."` for a jetstream handle with a prefix.
+   */
+  readonly within: string;
+  /** Every key that has a history (a fully expired key with its retention record included). */
+  readonly keys: KeyEvidence[];
+  /** What is wrong, found without an anchor, by key. */
+  readonly problems: HistoryProblem[];
+  /**
+   * What the evidence cannot prove, in words (versions written in an older format, say), for
+   * `check` to print; none when empty.
+   */
+  readonly notes: string[];
+}
+
+/** One version's place in a key's chain: its revision and its hash. */
+export interface ChainLink {
+  readonly revision: string;
+  readonly hash: string;
+}
+
+/** A key's chain, as the evidence holds it. */
+export interface KeyEvidence {
+  /** The key as the store's callers name it. */
+  readonly key: string;
+  /**
+   * The name the chain covers, the same whatever handle reads it: the key on the file backend,
+   * the bucket key (`<prefix>.<key>`) on jetstream. Anchors are kept by it.
+   */
+  readonly name: string;
+  /** The newest committed version (a delete for a deleted key); none when all were cut. */
+  readonly head: (ChainLink & { readonly op: Version["op"] }) | undefined;
+  /** Every kept version, revision → hash. */
+  readonly versions: ReadonlyMap<string, string>;
+  /**
+   * The retention record: every version at or below this revision was removed by retention,
+   * the newest of them having this hash. None when nothing was cut.
+   */
+  readonly cut: ChainLink | undefined;
+}
