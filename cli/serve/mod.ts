@@ -73,16 +73,17 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
   fetch = consoleApp(con).fetch;
   const warning = hostWarning(options.host, options.write);
   if (warning !== undefined) options.err(warning);
+  // The signals are caught before the URL line is out: whoever reads it may stop us at once.
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => stop = resolve);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   const name = options.host.includes(":") ? `[${options.host}]` : options.host;
   options.out(
     `agentmem console (${
       options.write ? "write" : "read-only"
     }) at http://${name}:${port}/?token=${secrets.token}`,
   );
-  let stop = () => {};
-  const stopped = new Promise<void>((resolve) => stop = resolve);
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
   options.signal?.addEventListener("abort", stop, { once: true });
   if (options.signal?.aborted) stop();
   try {
