@@ -4,7 +4,7 @@
 import type { Context as HonoContext } from "hono";
 import { MemoryError, Scope, type Store } from "../../mod.ts";
 import type { AuditCache } from "./_audit_cache.ts";
-import type { Door } from "./_guard.ts";
+import { type Door, sameOriginForm } from "./_guard.ts";
 import { type Chrome, type Html, html, notice, page } from "./_html.ts";
 import type { LogIndex } from "./_log_index.ts";
 
@@ -90,4 +90,20 @@ export function readOnlyPage(c: HonoContext, con: Console) {
     }<pre class="command">${con.restartHint}</pre>`,
     403,
   );
+}
+
+/**
+ * A state change's form: the refusal (a 403 page) in read-only mode or for a form that is not this
+ * console's own (another origin, no CSRF token), else the form's fields.
+ */
+export async function changeForm(
+  c: HonoContext,
+  con: Console,
+): Promise<Record<string, unknown> | Response> {
+  if (!con.chrome.writable) return readOnlyPage(c, con);
+  const form = await c.req.parseBody();
+  if (!sameOriginForm(c, con.door, form)) {
+    return c.text("agentmem console: not this console's form", 403);
+  }
+  return form;
 }

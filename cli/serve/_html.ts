@@ -185,3 +185,23 @@ export function notice(kind: "info" | "warn" | "error", content: Html): Html {
 export function plural(n: number, one: string, many: string): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
+
+/** A table: the column heads, then one row of cells (text is escaped, `Html` kept) per item. */
+export function grid(heads: readonly string[], rows: readonly (readonly unknown[])[]): Html {
+  return html`
+    <table>
+      <thead>
+        <tr>${heads.map((h) => html`<th>${h}</th>`)}</tr>
+      </thead>
+      <tbody>${rows.map((r) => html`<tr>${r.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody>
+    </table>
+  `;
+}
+
+/** What an audit or an anchor check calls an entry's problem, in the operator's words. */
+export const PROBLEM_WORDS: Readonly<Record<string, string>> = {
+  corrupt: "damaged",
+  illegal_name: "illegal name",
+  not_a_file: "not a memory file",
+  unreadable: "unreadable",
+};
