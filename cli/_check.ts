@@ -6,9 +6,33 @@ import { dumpHeader, dumpRecord, dumpTrailer } from "./_dump.ts";
 import type { OpenedStore as Opened } from "./_open.ts";
 import { err, errJson, out, plural, quoted, safeJson, show } from "./_output.ts";
 import { whereLine } from "./_commands.ts";
+import type { Command } from "./_spec.ts";
+
+export const checkCommand: Command = {
+  name: "check",
+  summary:
+    "every entry in the keyspace, including those list hides, and every key's history; exit 1 if anything is damaged",
+  about:
+    "Reports damaged headers or bodies, illegal names, stray values, broken or edited history chains, and lock files left by something other than this library.",
+  reach: "store",
+  examples: ["agentmem check --dir ./.agentmem"],
+  alias: ["verify", "fsck", "doctor"],
+  run: async (ctx) => check(await ctx.open(), ctx.json),
+};
+
+export const exportCommand: Command = {
+  name: "export",
+  summary: "a versioned dump on stdout, one JSON object a line; exit 1 if any entry was left out",
+  about:
+    'A header, one {"key","description","content"} per memory, a trailer with the count. Every readable entry is written, each unreadable one is named on stderr.',
+  reach: "store",
+  examples: ["agentmem export --dir ./.agentmem > dump.jsonl"],
+  alias: ["dump", "backup", "save"],
+  run: async (ctx) => exportDump(await ctx.open(), ctx.json),
+};
 
 /** `check`: every name, healthy or not; exit 1 when any is not. */
-export async function check(opened: Opened, json: boolean): Promise<number> {
+async function check(opened: Opened, json: boolean): Promise<number> {
   const audit = await auditStore(opened.store);
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
@@ -77,7 +101,7 @@ export async function check(opened: Opened, json: boolean): Promise<number> {
 }
 
 /** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */
-export async function exportDump(opened: Opened, json: boolean): Promise<number> {
+async function exportDump(opened: Opened, json: boolean): Promise<number> {
   const audit = await auditStore(opened.store);
   out(dumpHeader());
   let records = 0;

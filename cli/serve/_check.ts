@@ -2,7 +2,7 @@
 // history's problems, stray locks), from a new audit at each visit.
 
 import type { Context } from "hono";
-import type { AuditEntry } from "../../mod.ts";
+import { type Anchor, type AuditEntry, checkAnchor } from "../../mod.ts";
 import { type Console, failurePage, render } from "./_context.ts";
 import { type Html, html, keyLink, notice, plural, text, when } from "./_html.ts";
 
@@ -19,6 +19,58 @@ function label(e: AuditEntry): string {
     default:
       return "ok";
   }
+}
+
+// The anchor check (`--anchor`): every anchored key whose chain no longer extends its anchored
+// state. A file that cannot be read or parsed, or an anchor of another store, is said as such.
+async function anchorSection(con: Console): Promise<Html | ""> {
+  if (con.anchor === undefined) return "";
+  let found;
+  try {
+    // The reader's errors carry messages written for the page (no path).
+    found = await checkAnchor(con.store, JSON.parse(await con.anchor()) as Anchor);
+  } catch (e) {
+    const why = e instanceof SyntaxError
+      ? "the anchor file is not valid JSON"
+      : e instanceof Error && !(e instanceof TypeError)
+      ? e.message
+      : "the anchor could not be checked";
+    return html`<h2>Anchor</h2>${notice("error", html`${why}`)}`;
+  }
+  const summary = notice(
+    found.problems.length === 0 ? "info" : "error",
+    html`The anchor given by <code>--anchor</code>: ${
+      plural(found.checked, "key", "keys")
+    } checked${
+      found.outside === 0
+        ? ""
+        : html`, ${plural(found.outside, "key", "keys")} outside this store's prefix`
+    }; ${plural(found.problems.length, "problem", "problems")}.`,
+  );
+  return html`<h2>Anchor</h2>${summary}${
+    found.problems.length === 0 ? "" : html`
+      <table>
+        <thead>
+          <tr>
+            <th>key</th>
+            <th>revision</th>
+            <th>problem</th>
+            <th>reason</th>
+          </tr>
+        </thead>
+        <tbody>${found.problems.map((p) =>
+          html`
+            <tr>
+              <td>${keyLink(p.key)}</td>
+              <td>${text(p.revision ?? "")}</td>
+              <td>${p.problem}</td>
+              <td>${text(p.reason)}</td>
+            </tr>
+          `
+        )}</tbody>
+      </table>
+    `
+  }`;
 }
 
 /** `GET /check`. */
@@ -112,7 +164,13 @@ export async function checkPage(c: Context, con: Console) {
       } ignored (never memories): ${text(audit.ignored.slice(0, 20).join(", "))}${
         audit.ignored.length > 20 ? ", …" : ""
       }</p>`;
-    return render(c, con, "Check", html`${summary}${entries}${history}${lockRows}${ignored}`);
+    const anchored = await anchorSection(con);
+    return render(
+      c,
+      con,
+      "Check",
+      html`${summary}${entries}${history}${lockRows}${ignored}${anchored}`,
+    );
   } catch (e) {
     return failurePage(c, con, e);
   }

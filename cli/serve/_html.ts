@@ -4,14 +4,31 @@
 // become markup nor hide or reorder what the operator reads. `raw` is used only here, on text
 // this file escaped itself.
 
-import { html, raw } from "hono/html";
+import { html as honoHtml, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { Version } from "../../mod.ts";
 
 /** A piece of HTML the console made (escaped). */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-export { html };
+const SQUEEZED = new WeakMap<TemplateStringsArray, TemplateStringsArray>();
+
+// The template's own line breaks and indentation (the formatter's layout, about a third of a long
+// page's bytes) go: next to a tag, entirely; between words, as one space. Only the template's
+// static text is touched, never a value, so stored text keeps every space and line.
+function squeeze(strings: TemplateStringsArray): TemplateStringsArray {
+  const parts = strings.map((s) =>
+    s.replace(/>\n\s*/g, ">").replace(/\n\s*</g, "<").replace(/\n\s*/g, " ")
+  );
+  return Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray;
+}
+
+/** hono's `html` template (every value escaped), without the template's own layout. */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let squeezed = SQUEEZED.get(strings);
+  if (squeezed === undefined) SQUEEZED.set(strings, squeezed = squeeze(strings));
+  return honoHtml(squeezed, ...values);
+}
 
 const ESCAPES: Readonly<Record<string, string>> = {
   "&": "&amp;",

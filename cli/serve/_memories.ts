@@ -11,6 +11,7 @@ import {
   keyLink,
   notice,
   plural,
+  query,
   runLink,
   taintMark,
   text,
@@ -18,8 +19,8 @@ import {
 } from "./_html.ts";
 import type { TakenAudit } from "./_audit_cache.ts";
 
-/** The most memories the list shows on one page (the store holds at most 1,024). */
-const PAGE = 1024;
+/** Memories on one page of the list or of a search (the store holds at most 1,024). */
+const PAGE = 200;
 
 async function listed(con: Console) {
   const found = await listWithHeads(con.store);
@@ -133,13 +134,14 @@ export async function memoriesPage(c: Context, con: Console) {
       `
     }
 </form>`;
+    const pageNo = Math.max(1, Number.parseInt(c.req.query("page") ?? "1") || 1);
+    const shown = (all: readonly Row[]) =>
+      html`${table(all.slice((pageNo - 1) * PAGE, pageNo * PAGE), head)}${
+        pager(q, pageNo, all.length)
+      }`;
     let rows: Html;
-    if (q.trim() === "") {
-      rows = table(
-        items.slice(0, PAGE).map((i) => ({ key: i.key, description: i.description })),
-        head,
-      );
-    } else {
+    if (q.trim() === "") rows = shown(items);
+    else {
       const found = await searchMemories(con.store, q);
       rows = html`<p class="found">${
         found.terms.length === 0
@@ -147,7 +149,7 @@ export async function memoriesPage(c: Context, con: Console) {
           : `${plural(found.matches.length, "memory matches", "memories match")} (${
             plural(found.searched, "memory", "memories")
           } searched; best first, ranked as memory_search ranks them).`
-      }</p>${table(found.matches, head)}`;
+      }</p>${shown(found.matches)}`;
     }
     return render(c, con, "Memories", html`${counts}${form}${rows}${damageSection(taken)}`);
   } catch (e) {
@@ -155,8 +157,21 @@ export async function memoriesPage(c: Context, con: Console) {
   }
 }
 
+type Row = { readonly key: string; readonly description: string; readonly snippet?: string };
+
+function pager(q: string, pageNo: number, total: number): Html {
+  const pages = Math.ceil(total / PAGE);
+  if (pages <= 1) return html``;
+  const link = (p: number) => `/memories${query({ q, page: p === 1 ? undefined : p })}`;
+  return html`<p class="pager">${
+    pageNo > 1 ? html`<a rel="prev" href="${link(pageNo - 1)}">← previous</a>` : ""
+  } page ${pageNo} of ${pages} ${
+    pageNo < pages ? html`<a rel="next" href="${link(pageNo + 1)}">next →</a>` : ""
+  }</p>`;
+}
+
 function table(
-  rows: readonly { key: string; description: string; snippet?: string }[],
+  rows: readonly Row[],
   head: ReadonlyMap<string, Version>,
 ): Html {
   if (rows.length === 0) return notice("info", html`No memory to show.`);

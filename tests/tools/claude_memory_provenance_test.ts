@@ -71,6 +71,56 @@ async function taintedRun(store: Store): Promise<void> {
   assert.equal((await store.read("gone")).content, "# Gone\nsoon");
 }
 
+// A clean run that edits (or views, or moves) a memory a tainted run wrote last is tainted from
+// then on, and so is what it writes; a scope that opted out stays clean.
+async function taintOnRead(store: Store): Promise<void> {
+  const bad = anthropicMemoryHandlers(store, {
+    scope: new Scope({ run: "run-bad", tainted: true }),
+  });
+  for (const name of ["a", "b", "c"]) {
+    await bad.create({ command: "create", path: `/memories/${name}.md`, file_text: "poison" });
+  }
+  const edit = (scope: Scope, path: string) =>
+    anthropicMemoryHandlers(store, { scope }).str_replace({
+      command: "str_replace",
+      path,
+      old_str: "poison",
+      new_str: "copied",
+    });
+  const edited = new Scope({ run: "run-edit" });
+  await edit(edited, "/memories/a.md");
+  assert.equal(edited.tainted, true);
+  const [version] = await auditLog(store, { run: "run-edit" });
+  assert.equal(version?.tainted, true, "the edit of tainted text was recorded clean");
+  const moved = new Scope({ run: "run-move" });
+  await anthropicMemoryHandlers(store, { scope: moved }).rename({
+    command: "rename",
+    old_path: "/memories/b.md",
+    new_path: "/memories/d.md",
+  });
+  assert.equal(moved.tainted, true);
+  const viewer = new Scope();
+  await anthropicMemoryHandlers(store, { scope: viewer }).view({
+    command: "view",
+    path: "/memories/c.md",
+  });
+  assert.equal(viewer.tainted, true);
+  const optedOut = new Scope({ run: "run-out", propagateTaint: false });
+  await edit(optedOut, "/memories/c.md");
+  assert.equal(optedOut.tainted, false);
+  assert.equal((await auditLog(store, { run: "run-out" }))[0]?.tainted, false);
+}
+
+Deno.test("[file] a Claude memory edit, move or view of a tainted memory taints the run", async () => {
+  await using dir = await tempDir();
+  await taintOnRead(await openFileStore({ dir: dir.path }));
+});
+
+jetstreamTest("a Claude memory edit, move or view of a tainted memory taints the run", async () => {
+  await using nats = await natsFixture();
+  await taintOnRead(await nats.open());
+});
+
 Deno.test("[file] every Claude memory command records the run, actor, taint, via and call id; revertRun undoes them all", async () => {
   await using dir = await tempDir();
   await taintedRun(await openFileStore({ dir: dir.path }));

@@ -127,6 +127,9 @@ Deno.test("memorySystemNote({ pin, scope }) marks a tainted body and taints the 
     /^last written: .* by run "bad", \[written by a run that read untrusted input\]$/,
   );
   assert.equal(run.tainted, true);
+  const optedOut = new Scope({ propagateTaint: false });
+  await memorySystemNote(s, { pin: ["user."], scope: optedOut });
+  assert.equal(optedOut.tainted, false);
   // Byte-stable for the same store, however often it is asked.
   assert.equal(await memorySystemNote(s, { pin: ["user."] }), note);
   // A body left out for room is not seen, and taints nothing.
