@@ -3,7 +3,7 @@
 // against a saved anchor.
 
 import type { Context } from "hono";
-import { type Anchor, checkAnchor, type HistoryProblem } from "../../mod.ts";
+import { checkAnchor, type HistoryProblem } from "../../mod.ts";
 import { type Console, failurePage, render } from "./_context.ts";
 import {
   grid,
@@ -30,12 +30,10 @@ async function anchorSection(con: Console): Promise<Html | ""> {
   if (con.anchor === undefined) return "";
   let found;
   try {
-    // The reader's errors carry messages written for the page (no path).
-    found = await checkAnchor(con.store, JSON.parse(await con.anchor()) as Anchor);
+    found = await checkAnchor(con.store, await con.anchor());
   } catch (e) {
-    const why = e instanceof SyntaxError
-      ? "the anchor file is not valid JSON"
-      : e instanceof Error && !(e instanceof TypeError)
+    // The reader's and checkAnchor's messages name no path; anything else is said by its kind.
+    const why = e instanceof Error && e.name !== "TypeError" && e.name !== "Error"
       ? e.message
       : "the anchor could not be checked";
     return html`<h2>Anchor</h2>${notice("error", html`${why}`)}`;

@@ -2,7 +2,7 @@
 // secrets (for the CSRF field), the kept history index and the last audit, and the error page.
 
 import type { Context as HonoContext } from "hono";
-import { MemoryError, Scope, type Store } from "../../mod.ts";
+import { type Anchor, MemoryError, Scope, type Store } from "../../mod.ts";
 import type { AuditCache } from "./_audit_cache.ts";
 import { type Door, sameOriginForm } from "./_guard.ts";
 import { type Chrome, type Html, html, notice, page } from "./_html.ts";
@@ -15,8 +15,8 @@ export interface Console {
   readonly door: Door;
   readonly index: LogIndex;
   readonly audits: AuditCache;
-  /** The anchor file's text, read when the check page asks (`--anchor`); `undefined` without. */
-  readonly anchor: (() => Promise<string>) | undefined;
+  /** Reads the anchor (`--anchor`) when the check page asks; `undefined` without. */
+  readonly anchor: (() => Promise<Anchor>) | undefined;
   /** How the operator started this console, for the read-only page (store options, no secret). */
   readonly restartHint: string;
   /** One line on stderr (never a token, a path or a credential). */

@@ -9,7 +9,7 @@
 import { createAdaptorServer } from "@hono/node-server";
 import process from "node:process";
 import type { AddressInfo } from "node:net";
-import type { Store } from "../../mod.ts";
+import type { Anchor, Store } from "../../mod.ts";
 import { consoleApp } from "./_app.ts";
 import { AuditCache } from "./_audit_cache.ts";
 import type { Console } from "./_context.ts";
@@ -34,8 +34,8 @@ export interface ServeOptions {
   readonly out: (line: string) => void;
   /** Writes one line on stderr (warnings, the console's own writes). */
   readonly err: (line: string) => void;
-  /** Reads the anchor the check page checks against (`--anchor`); none when absent. */
-  readonly anchor?: (() => Promise<string>) | undefined;
+  /** Reads the anchor the check page checks against (`--anchor`); its errors' messages name no path. */
+  readonly anchor?: (() => Promise<Anchor>) | undefined;
   /** Stops the console, as SIGINT does (for tests and embedding). */
   readonly signal?: AbortSignal | undefined;
 }

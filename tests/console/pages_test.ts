@@ -115,6 +115,19 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
   await using anchorDir = await tempDir("agentmem-anchor-");
   const file = `${anchorDir.path}/anchor.json`;
   await Deno.writeTextFile(file, JSON.stringify(await saveAnchor(store)));
+  const { cli } = await import("../cli/_helpers.ts");
+  const wrong = await cli(tmp.path, [
+    "serve",
+    "--dir",
+    tmp.path,
+    "--anchor",
+    file,
+    "--anchor-sha256",
+    "0".repeat(64),
+  ]);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /does not have the SHA-256 given by --anchor-sha256/);
+  assert.equal(wrong.stdout, "");
   await using s = await serve(["--dir", tmp.path, "--anchor", file]);
   const clean = await s.page("/check");
   assert.match(clean, /<h2>Anchor<\/h2>/);
@@ -127,7 +140,10 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
   assert.match(found, /project\.plan<\/a><\/td><td>[^<]*<\/td><td>removed/);
   assert.ok(!found.includes(anchorDir.path) && !found.includes(tmp.path));
   await Deno.writeTextFile(file, "not json");
-  assert.match(await s.page("/check"), /the anchor file is not valid JSON/);
+  assert.match(await s.page("/check"), /The anchor file given by --anchor is not JSON/);
   await Deno.remove(file);
-  assert.match(await s.page("/check"), /the file given by --anchor cannot be read/);
+  assert.match(
+    await s.page("/check"),
+    /Cannot read the anchor file given by --anchor: it does not exist/,
+  );
 });
