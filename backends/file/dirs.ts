@@ -4,7 +4,7 @@
 // kernel resolves from the open directory itself, whatever has since been renamed or planted
 // under its path. Where /proc cannot be used (no /proc, or Deno without --allow-all, whose
 // permission checks refuse /proc/self/fd), each component is checked with lstat before every use
-// instead, which leaves a window (docs/design/file-history.md).
+// instead, which leaves a window (docs/design/history.md).
 
 import * as fs from "node:fs";
 import { errorKind } from "../../store/_text.ts";

@@ -113,10 +113,27 @@ export function logOf(h: HistoryRoot, key: string | undefined): Listed<Version> 
       problems.push(...skipped(kh));
       for (const f of [...kh.chain].reverse()) items.push(toVersion(k, f.record!, f.description));
     }
-    items.sort((a, b) =>
-      a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
-    );
-    return { items, problems };
+    return { items: interleaved(items), problems };
+  });
+}
+
+// Keys interleaved by `at` (the writers' clocks), each key's versions in the order of its chain
+// within the places they hold: a clock never reorders one key's versions.
+function interleaved(items: Version[]): Version[] {
+  const byKey = new Map<string, Version[]>();
+  for (const v of items) {
+    let list = byKey.get(v.key);
+    if (list === undefined) byKey.set(v.key, list = []);
+    list.push(v); // each key's arrive in chain order
+  }
+  const places = [...items].sort((a, b) =>
+    a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+  );
+  const taken = new Map<string, number>();
+  return places.map(({ key }) => {
+    const n = taken.get(key) ?? 0;
+    taken.set(key, n + 1);
+    return byKey.get(key)![n]!;
   });
 }
 

@@ -111,23 +111,28 @@ export class RetentionSweep {
     }
   }
 
-  // The next `budget` key names of the walk, which starts where the last handle left it.
+  // The next `budget` key names of the walk, which starts where the last handle left it and
+  // starts over at the end (at most once a step).
   #next(hd: Dir, budget: number): string[] {
-    if (this.#names === undefined || this.#at >= this.#names.length) {
-      const all: string[] = [];
-      for (const { name, isDir } of namesIn(hd)) {
-        if (isDir && legalKey(name) !== undefined) all.push(name);
+    const out: string[] = [];
+    for (let pass = 0; pass < 2 && out.length < budget; pass++) {
+      if (this.#names === undefined || this.#at >= this.#names.length) {
+        const all: string[] = [];
+        for (const { name, isDir } of namesIn(hd)) {
+          if (isDir && legalKey(name) !== undefined) all.push(name);
+        }
+        this.#names = all.sort();
+        const from = pass === 0 ? readText(hd.at(SWEPT_NAME)) : undefined;
+        this.#at = from === undefined || from === "" ? 0 : this.#names.findIndex((n) => n > from);
+        if (this.#at < 0) this.#at = this.#names.length;
       }
-      this.#names = all.sort();
-      const from = readText(hd.at(SWEPT_NAME));
-      this.#at = from === undefined ? 0 : this.#names.findIndex((n) => n > from);
-      if (this.#at < 0) this.#at = 0;
+      const more = this.#names.slice(this.#at, this.#at + budget - out.length);
+      this.#at += more.length;
+      out.push(...more.filter((n) => !out.includes(n)));
     }
-    const out = this.#names.slice(this.#at, this.#at + budget);
-    this.#at += out.length;
     const last = out.at(-1);
     if (last !== undefined) {
-      writeText(hd.at(SWEPT_NAME), this.#at >= this.#names.length ? "" : last);
+      writeText(hd.at(SWEPT_NAME), this.#at >= this.#names!.length ? "" : last);
     }
     return out;
   }

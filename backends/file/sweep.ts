@@ -9,7 +9,7 @@ import { acquire, breakIfDead, isLockName, lockPath, release } from "./lock.ts";
 import { fileIdOf, fileMtime, listNames, removeIfSame } from "./fs.ts";
 import { liveness } from "./process.ts";
 import { HISTORY_DIR, keyOfTemp, TEMP_SUFFIX, versionName } from "./names.ts";
-import { openDir } from "./dirs.ts";
+import { namesIn, openDir } from "./dirs.ts";
 import { readKey } from "./chain.ts";
 import * as fs from "node:fs";
 
@@ -115,9 +115,13 @@ function keysFor(root: string, name: string): string[] {
   if (of === undefined) return [];
   if ("key" in of) return [of.key];
   try {
-    return listNames(`${root}/${HISTORY_DIR}`).map((n) => n.name).filter((n) =>
-      n.startsWith(of.prefix)
-    );
+    const hd = openDir(root, HISTORY_DIR);
+    if (hd === undefined) return [];
+    try {
+      return namesIn(hd).map((n) => n.name).filter((n) => n.startsWith(of.prefix));
+    } finally {
+      hd.close();
+    }
   } catch {
     return [];
   }

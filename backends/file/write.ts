@@ -2,7 +2,7 @@
 // revision-checked write, with history on or off (a step that may be off, not a second path).
 // Each write: look, stage the new file (its version record first, with history on) and flush it,
 // take the key's lock where it needs one, look again, put it in place, flush the directories,
-// release. The steps and why they are ordered so: docs/design/file-history.md.
+// release. The steps and why they are ordered so: docs/design/history.md.
 
 import { ConfigError, StaleError } from "../../store/errors.ts";
 import type { HistoryRetention } from "../../store/types.ts";
