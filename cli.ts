@@ -1,13 +1,16 @@
 /**
- * The operator CLI: inspect, edit, check, export and import a memory store from a shell, and
- * create a jetstream bucket.
+ * The operator CLI: inspect, edit, check, export and import a memory store from a shell, see and
+ * undo what a run wrote, and create a jetstream bucket. Install it once, then run `agentmem`:
  *
  * ```sh
- * deno run -A jsr:@agentmem/memory/cli list --dir ./.agentmem
- * deno run -A jsr:@agentmem/memory/cli export --servers nats://127.0.0.1:4222 --bucket agentmem > dump.jsonl
+ * deno install -g -A -n agentmem jsr:@agentmem/memory/cli   # Deno
+ * npm install -g @agentmem/memory                           # Node (or: npx @agentmem/memory ...)
+ * agentmem list --dir ./.agentmem
+ * agentmem log --tainted --servers nats://127.0.0.1:4222 --bucket agentmem
  * ```
  *
- * Run it with `--help` for every command and option.
+ * `agentmem --help` lists every command; `agentmem <command> --help` gives that command's usage,
+ * options and an example. From code, `main(args)` runs it and resolves the exit status.
  *
  * @module
  */

@@ -1,80 +1,13 @@
 // Command-line parsing with the CLI's own error messages: every mistake is a UsageError (exit 2)
-// that says what was wrong in the operator's terms.
+// that says what was wrong in the operator's terms and, for a typo, what was meant.
 
 import { quoted } from "./_output.ts";
+import type { OptionSpec } from "./_spec.ts";
 
 /** A mistake in how the CLI was called: exit status 2. */
 export class UsageError extends Error {
   override name = "UsageError";
 }
-
-type Kind = "string" | "boolean";
-
-/** Every option, with its type. `-h` is `--help`. */
-const OPTIONS: Readonly<Record<string, Kind>> = {
-  dir: "string",
-  servers: "string",
-  bucket: "string",
-  prefix: "string",
-  creds: "string",
-  config: "string",
-  description: "string",
-  content: "string",
-  file: "string",
-  overwrite: "boolean",
-  "dry-run": "boolean",
-  raw: "boolean",
-  replicas: "string",
-  storage: "string",
-  "max-value-size": "string",
-  "read-only": "boolean",
-  key: "string",
-  run: "string",
-  actor: "string",
-  since: "string",
-  until: "string",
-  tainted: "boolean",
-  limit: "string",
-  port: "string",
-  host: "string",
-  write: "boolean",
-  json: "boolean",
-  help: "boolean",
-  version: "boolean",
-};
-
-/** Options every command takes. */
-const COMMON = [
-  "dir",
-  "servers",
-  "bucket",
-  "prefix",
-  "creds",
-  "config",
-  "read-only",
-  "json",
-  "help",
-  "version",
-];
-
-/** The options a command takes besides the common ones. */
-const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  info: [],
-  list: [],
-  read: ["raw"],
-  write: ["description", "content", "file", "overwrite"],
-  delete: [],
-  check: [],
-  export: [],
-  import: ["overwrite", "dry-run"],
-  history: [],
-  log: ["key", "run", "actor", "since", "until", "tainted", "limit"],
-  show: ["raw"],
-  restore: [],
-  revert: ["run", "dry-run"],
-  serve: ["port", "host", "write"],
-  "bucket init": ["replicas", "storage", "max-value-size", "dry-run"],
-};
 
 /** Option values given as text, each optional: what a command reads of its `--name value` options. */
 export type TextOptions<K extends string> = { readonly [P in K]?: string | undefined };
@@ -88,11 +21,18 @@ export interface Args {
 }
 
 /**
- * Parses `argv`: `--name value`, `--name=value`, `-h`, and `--` ending the options.
+ * Parses `argv` against the options any command takes (`known`): `--name value`, `--name=value`,
+ * `-h`, and `--` ending the options. An unknown option is matched, for a suggestion, against the
+ * options of the command the words before it name (`takenBy`) first, then against all.
  *
- * @throws {UsageError} on an unknown option, a missing or unexpected value, or a repeat.
+ * @throws {UsageError} on an unknown option (with the nearest known one), a missing or unexpected
+ * value, or a repeat.
  */
-export function parseArgs(argv: readonly string[]): Args {
+export function parseArgs(
+  argv: readonly string[],
+  known: Readonly<Record<string, OptionSpec>>,
+  takenBy: (words: readonly string[]) => readonly string[] | undefined = () => undefined,
+): Args {
   const options: Record<string, string | boolean> = {};
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -112,9 +52,11 @@ export function parseArgs(argv: readonly string[]): Args {
     if (!arg.startsWith("--")) throw new UsageError(`unknown option ${quoted(arg)}`);
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const kind = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
+    const kind = Object.hasOwn(known, name) ? known[name]!.kind : undefined;
     if (kind === undefined) {
-      const near = nearest(name, Object.keys(OPTIONS));
+      const own = takenBy(positionals);
+      const near = (own === undefined ? undefined : nearest(name, own)) ??
+        nearest(name, Object.keys(known));
       throw new UsageError(
         `unknown option ${quoted(`--${name}`)}${
           near === undefined ? "" : ` (did you mean --${near}?)`
@@ -144,40 +86,23 @@ export function parseArgs(argv: readonly string[]): Args {
 }
 
 /**
- * Checks that every option given belongs to `command` (e.g. `"bucket init"`).
- *
- * @throws {UsageError} naming the first option the command does not take.
- */
-export function checkOptionsFor(command: string, options: Readonly<Record<string, unknown>>): void {
-  const own = COMMAND_OPTIONS[command] ?? [];
-  for (const name of Object.keys(options)) {
-    if (!COMMON.includes(name) && !own.includes(name)) {
-      const takers = Object.entries(COMMAND_OPTIONS)
-        .filter(([, names]) => names.includes(name))
-        .map(([c]) => c);
-      throw new UsageError(
-        `${command} does not take --${name}${
-          takers.length === 0 ? "" : ` (only ${takers.join(", ")} ${verb(takers.length)})`
-        }`,
-      );
-    }
-  }
-}
-
-/**
- * The candidate nearest to `word` (fewest single-character edits, a swap of two neighbours
- * counting as one), when it is near enough to be a typo: at most 1 edit for a word of up to 4
- * characters, 2 for a longer one. `undefined` when none is.
+ * The candidate `word` most likely stands for, when it is near enough to be a typo or a shortening:
+ * the one fewest single-character edits away (a swap of two neighbours counting as one; at most 1
+ * edit for a word of up to 4 characters, 2 for a longer one), else the only candidate that starts
+ * with it (`dry` for `dry-run`). `undefined` when none is.
  */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  const most = word.length <= 4 ? 1 : 2;
+  const w = word.toLowerCase();
+  const most = w.length <= 4 ? 1 : 2;
   let best: string | undefined;
   let bestDistance = most + 1;
   for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c);
+    const d = editDistance(w, c);
     if (d < bestDistance) [best, bestDistance] = [c, d];
   }
-  return best;
+  if (best !== undefined || w.length < 2) return best;
+  const starting = candidates.filter((c) => c.startsWith(w));
+  return starting.length === 1 ? starting[0] : undefined;
 }
 
 // Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
@@ -196,18 +121,4 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[a.length]![b.length]!;
-}
-
-/** The commands, for suggestions. */
-export function commandNames(): string[] {
-  return [...Object.keys(COMMAND_OPTIONS).filter((c) => !c.includes(" ")), "bucket", "help"];
-}
-
-/** Whether `command` is a command this CLI knows. */
-export function isCommand(command: string): boolean {
-  return Object.hasOwn(COMMAND_OPTIONS, command);
-}
-
-function verb(n: number): string {
-  return n === 1 ? "does" : "do";
 }

@@ -11,12 +11,55 @@ import {
 } from "../mod.ts";
 import { type TextOptions, UsageError } from "./_args.ts";
 import { out, safeJson } from "./_output.ts";
+import type { Command } from "./_spec.ts";
 
 const BUCKET_NAME = /^[A-Za-z0-9_-]+$/;
 
+export const bucketInitCommand: Command = {
+  name: "bucket init",
+  summary:
+    "create a jetstream KV bucket that the backend accepts, with what history needs; an existing bucket gets what it lacks",
+  about:
+    "Its stream keeps every version until it is moved to the history stream KVH_<bucket>. An existing bucket keeps every memory. The bucket is then opened with the backend, to prove it passes the backend's checks.",
+  options: {
+    bucket: { kind: "string", value: "<name>", help: 'the bucket\'s name (default "agentmem")' },
+    replicas: {
+      kind: "string",
+      value: "<n>",
+      help: "replicas, 1 to 5 (default 1; 3 on a cluster)",
+    },
+    storage: {
+      kind: "string",
+      value: "<kind>",
+      help: "file (default) or memory (lost when the server restarts)",
+    },
+    "max-value-size": {
+      kind: "string",
+      value: "<n>",
+      help: "bytes (default and minimum: the largest entry plus the headers of a write)",
+    },
+    "dry-run": { kind: "boolean", help: "print the command that makes it, connect nowhere" },
+  },
+  reach: "nats",
+  writes: "unless-dry-run",
+  examples: ["agentmem bucket init --servers nats://127.0.0.1:4222 --bucket agentmem"],
+  alias: ["create", "add", "new", "make", "setup", "upgrade"],
+  run: async (ctx) => {
+    const o = {
+      bucket: ctx.str("bucket"),
+      replicas: ctx.str("replicas"),
+      storage: ctx.str("storage"),
+      maxValueSize: ctx.str("max-value-size"),
+      dryRun: ctx.flag("dry-run"),
+      json: ctx.json,
+    };
+    const settings = bucketSettings(o);
+    return await bucketInit(o.dryRun ? undefined : await ctx.nats(), settings, o);
+  },
+};
+
 /** The option values `bucket init` reads. */
-export interface BucketOptions
-  extends TextOptions<"bucket" | "replicas" | "storage" | "maxValueSize"> {
+interface BucketOptions extends TextOptions<"bucket" | "replicas" | "storage" | "maxValueSize"> {
   readonly dryRun: boolean;
   readonly json: boolean;
 }
@@ -26,7 +69,7 @@ export interface BucketOptions
  *
  * @throws {UsageError} on a bad name, replica count, storage kind or size.
  */
-export function bucketSettings(o: BucketOptions): BucketSettings {
+function bucketSettings(o: BucketOptions): BucketSettings {
   const bucket = o.bucket ?? "agentmem";
   if (!BUCKET_NAME.test(bucket)) {
     throw new UsageError('--bucket must be letters, digits, "_" and "-"');
@@ -50,7 +93,7 @@ export function bucketSettings(o: BucketOptions): BucketSettings {
 }
 
 /** Runs `bucket init` on a connection (`undefined` with `--dry-run`, which connects nowhere). */
-export async function bucketInit(
+async function bucketInit(
   nc: NatsConnection | undefined,
   s: BucketSettings,
   o: BucketOptions,

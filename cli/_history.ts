@@ -1,157 +1,206 @@
 // The history commands, for the day a memory was poisoned: find it (`log`, `history`), see what
 // it said (`show`), put one key back (`restore`) or undo a whole run (`revert`).
 
-import type { AuditLogFilter, RevertAction, Store, Version } from "../mod.ts";
+import type { AuditLogFilter, RevertAction, Version } from "../mod.ts";
 import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
+import { checkRaw, RAW } from "./_commands.ts";
 import { out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
+import type { Command } from "./_spec.ts";
 
 const ENCODER = new TextEncoder();
-
-/** The option values these commands read. */
-export interface HistoryOptions {
-  readonly json: boolean;
-  readonly raw: boolean;
-  readonly dryRun: boolean;
-  readonly key?: string | undefined;
-  readonly run?: string | undefined;
-  readonly actor?: string | undefined;
-  readonly since?: string | undefined;
-  readonly until?: string | undefined;
-  readonly tainted: boolean;
-  readonly limit?: string | undefined;
-}
 
 // The CLI's own writes (restore, revert) are recorded under a run of their own.
 function operatorScope(): Scope {
   return new Scope({ actor: "operator" });
 }
 
-/** `history <key>`: every kept version, newest first. */
-export async function historyCommand(
-  store: Store,
-  key: string,
-  o: HistoryOptions,
-): Promise<number> {
-  const versions = await history(store, key);
-  if (o.json) {
-    out(safeJson({ key, versions }));
+export const historyCommand: Command = {
+  name: "history",
+  summary: "every kept version of a memory, newest first, and who wrote each",
+  about:
+    "Each line: revision, time, what the write did, and who made it (run, actor, the path it came by, the model's tool call id, whether the run was tainted).",
+  args: [{ name: "key" }],
+  reach: "store",
+  examples: ["agentmem history user.name --dir ./.agentmem"],
+  alias: ["versions"],
+  run: async (ctx) => {
+    const { store } = await ctx.open();
+    const key = ctx.args[0]!;
+    const versions = await history(store, key);
+    if (ctx.json) {
+      out(safeJson({ key, versions }));
+      return 0;
+    }
+    if (versions.length === 0) {
+      out(`${key}: no versions (never written, or pruned)`);
+      return 0;
+    }
+    out(`${key}: ${plural(versions.length, "version", "versions")}, newest first`);
+    for (const v of versions) out(versionLine(v, false));
     return 0;
-  }
-  if (versions.length === 0) {
-    out(`${key}: no versions (never written, or pruned)`);
+  },
+};
+
+export const logCommand: Command = {
+  name: "log",
+  summary: "versions across keys, newest first (--reverse: oldest first), filtered",
+  about:
+    "--limit keeps the newest that match; with --reverse they are shown oldest first, as git log --reverse does.",
+  options: {
+    key: { kind: "string", value: "<key>", help: "only this key's versions" },
+    run: { kind: "string", value: "<id>", help: "only this run's writes" },
+    actor: { kind: "string", value: "<id>", help: "only writes for this actor" },
+    since: {
+      kind: "string",
+      value: "<time>",
+      help: "versions at or after this time (ISO 8601, e.g. 2026-12-01T08:00Z)",
+    },
+    until: { kind: "string", value: "<time>", help: "versions before this time" },
+    tainted: { kind: "boolean", help: "only writes from runs that read untrusted input" },
+    limit: { kind: "string", value: "<n>", help: "at most this many versions, the newest" },
+    reverse: { kind: "boolean", help: "oldest first" },
+  },
+  reach: "store",
+  examples: [
+    "agentmem log --limit 20 --dir ./.agentmem",
+    "agentmem log --tainted --dir ./.agentmem",
+  ],
+  alias: ["audit", "journal"],
+  run: async (ctx) => {
+    const limit = ctx.str("limit");
+    const n = limit === undefined ? undefined : positive(limit, "--limit");
+    const filter: AuditLogFilter = {
+      ...(ctx.str("key") === undefined ? {} : { key: ctx.str("key") }),
+      ...(ctx.str("run") === undefined ? {} : { run: ctx.str("run") }),
+      ...(ctx.str("actor") === undefined ? {} : { actor: ctx.str("actor") }),
+      ...(ctx.str("since") === undefined ? {} : { since: ctx.str("since") }),
+      ...(ctx.str("until") === undefined ? {} : { until: ctx.str("until") }),
+      ...(ctx.flag("tainted") ? { tainted: true } : {}),
+    };
+    const { store } = await ctx.open();
+    // auditLog gives the oldest first; the newest n are its last n.
+    const all = await auditLog(store, filter);
+    const chosen = n === undefined ? all : all.slice(Math.max(0, all.length - n));
+    const versions = ctx.flag("reverse") ? chosen : chosen.reverse();
+    if (ctx.json) {
+      out(safeJson({ versions }));
+      return 0;
+    }
+    if (versions.length === 0) out("(no versions match)");
+    for (const v of versions) out(versionLine(v, true));
     return 0;
-  }
-  out(`${key}: ${plural(versions.length, "version", "versions")}, newest first`);
-  for (const v of versions) out(versionLine(v, false));
-  return 0;
-}
+  },
+};
 
-/** `log`: versions across keys, oldest first, filtered. */
-export async function logCommand(store: Store, o: HistoryOptions): Promise<number> {
-  const filter: AuditLogFilter = {
-    ...(o.key === undefined ? {} : { key: o.key }),
-    ...(o.run === undefined ? {} : { run: o.run }),
-    ...(o.actor === undefined ? {} : { actor: o.actor }),
-    ...(o.since === undefined ? {} : { since: o.since }),
-    ...(o.until === undefined ? {} : { until: o.until }),
-    ...(o.tainted ? { tainted: true } : {}),
-    ...(o.limit === undefined ? {} : { limit: positive(o.limit, "--limit") }),
-  };
-  const versions = await auditLog(store, filter);
-  if (o.json) {
-    out(safeJson({ versions }));
-    return 0;
-  }
-  if (versions.length === 0) out("(no versions match)");
-  for (const v of versions) out(versionLine(v, true));
-  return 0;
-}
-
-/** `show <key> <revision>`: what one version held. */
-export async function showCommand(
-  store: Store,
-  key: string,
-  revision: string,
-  o: HistoryOptions,
-): Promise<number> {
-  const entry = await readVersion(store, key, revision);
-  if (o.raw) outBytes(ENCODER.encode(entry.content));
-  else if (o.json) out(safeJson({ key, revision, ...entry }));
-  else {
-    const body = showBody(entry.content);
-    outBytes(
-      ENCODER.encode(
-        `${key} at revision ${revision}\ndescription: ${show(entry.description)}\n\n${body}${
-          body.endsWith("\n") ? "" : "\n"
-        }`,
-      ),
-    );
-  }
-  return 0;
-}
-
-/** `restore <key> <revision>`: that version's text written as the newest version. */
-export async function restoreCommand(
-  store: Store,
-  key: string,
-  revision: string,
-  o: HistoryOptions,
-): Promise<number> {
-  await restoreVersion(store, key, revision, { scope: operatorScope() });
-  const [newest] = await history(store, key);
-  if (o.json) out(safeJson({ key, restored: revision, revision: newest?.revision }));
-  else out(`restored ${key} to what revision ${revision} held (now revision ${newest?.revision})`);
-  return 0;
-}
-
-/**
- * `revert --run R [--dry-run]`: every key the run wrote put back (or, in a dry run, what would
- * be done, per key); exit 1 when any key was a conflict. The revert's own writes carry a run id
- * of their own, printed, so the undo can be undone.
- */
-export async function revertCommand(store: Store, o: HistoryOptions): Promise<number> {
-  if (o.run === undefined) throw new UsageError("revert needs --run <run id>");
-  const result = await revertRun(store, o.run, { dryRun: o.dryRun, scope: operatorScope() });
-  if (o.json) {
-    const { reverted, actions, ...rest } = result;
-    out(safeJson(o.dryRun ? { ...rest, planned: actions } : { ...rest, reverted, actions }));
-  } else {
-    for (const a of result.actions) out(actionLine(a, o.dryRun));
-    for (const key of result.already) out(`already as before the run: ${key}`);
-    for (const c of result.conflicts) out(`conflict ${c.key}: ${show(c.reason)}`);
-    for (const p of result.problems) {
-      out(
-        `skipped ${p.key}${p.revision === undefined ? "" : ` revision ${p.revision}`}: ${
-          show(p.reason)
-        }`,
+export const showCommand: Command = {
+  name: "show",
+  summary: "what one version of a memory held (--raw: the body alone)",
+  args: [{ name: "key" }, { name: "revision" }],
+  options: RAW,
+  reach: "store",
+  examples: ["agentmem show user.name <revision> --dir ./.agentmem"],
+  run: async (ctx) => {
+    checkRaw(ctx);
+    const { store } = await ctx.open();
+    const [key, revision] = ctx.args as [string, string];
+    const entry = await readVersion(store, key, revision);
+    if (ctx.flag("raw")) outBytes(ENCODER.encode(entry.content));
+    else if (ctx.json) out(safeJson({ key, revision, ...entry }));
+    else {
+      const body = showBody(entry.content);
+      outBytes(
+        ENCODER.encode(
+          `${key} at revision ${revision}\ndescription: ${show(entry.description)}\n\n${body}${
+            body.endsWith("\n") ? "" : "\n"
+          }`,
+        ),
       );
     }
-    const n = result.actions.length;
-    if (n === 0 && result.conflicts.length === 0) {
-      out(
-        `nothing to revert: every key run ${quoted(o.run)} wrote already holds what it held before`,
-      );
-    } else if (o.dryRun) {
-      out(
-        `dry run, nothing written: run ${quoted(o.run)}: ${
-          plural(n, "key", "keys")
-        } would be put back, ${
-          plural(result.conflicts.length, "conflict", "conflicts")
-        } left alone`,
-      );
+    return 0;
+  },
+};
+
+export const restoreCommand: Command = {
+  name: "restore",
+  summary:
+    "write what a version held as the newest version (a deleted key comes back); refused as stale if the memory changed meanwhile",
+  args: [{ name: "key" }, { name: "revision" }],
+  reach: "store",
+  writes: "always",
+  examples: ["agentmem restore user.name <revision> --dir ./.agentmem"],
+  alias: ["rollback"],
+  run: async (ctx) => {
+    const { store } = await ctx.open();
+    const [key, revision] = ctx.args as [string, string];
+    await restoreVersion(store, key, revision, { scope: operatorScope() });
+    const [newest] = await history(store, key);
+    if (ctx.json) out(safeJson({ key, restored: revision, revision: newest?.revision }));
+    else {
+      out(`restored ${key} to what revision ${revision} held (now revision ${newest?.revision})`);
+    }
+    return 0;
+  },
+};
+
+export const revertCommand: Command = {
+  name: "revert",
+  summary: "put every key a run wrote back to what it held before the run's first write",
+  about:
+    "Run it with --dry-run first: it says what would change. A key someone else wrote since is left alone and named as a conflict (exit 1).",
+  options: {
+    run: { kind: "string", value: "<id>", help: "the run to undo", required: true },
+    "dry-run": { kind: "boolean", help: "say what would change, change nothing" },
+  },
+  reach: "store",
+  writes: "unless-dry-run",
+  examples: ["agentmem revert --run <run id> --dry-run --dir ./.agentmem"],
+  alias: ["undo"],
+  run: async (ctx) => {
+    const run = ctx.str("run")!;
+    const dryRun = ctx.flag("dry-run");
+    const { store } = await ctx.open();
+    const result = await revertRun(store, run, { dryRun, scope: operatorScope() });
+    if (ctx.json) {
+      const { reverted, actions, ...rest } = result;
+      out(safeJson(dryRun ? { ...rest, planned: actions } : { ...rest, reverted, actions }));
     } else {
-      out(
-        `run ${quoted(o.run)}: ${plural(result.reverted.length, "key", "keys")} put back, ${
-          plural(result.conflicts.length, "conflict", "conflicts")
-        } left alone; these writes are run ${
-          quoted(result.by)
-        } (agentmem revert --run ${result.by} undoes them)`,
-      );
+      for (const a of result.actions) out(actionLine(a, dryRun));
+      for (const key of result.already) out(`already as before the run: ${key}`);
+      for (const c of result.conflicts) out(`conflict ${c.key}: ${show(c.reason)}`);
+      for (const p of result.problems) {
+        out(
+          `skipped ${p.key}${p.revision === undefined ? "" : ` revision ${p.revision}`}: ${
+            show(p.reason)
+          }`,
+        );
+      }
+      const n = result.actions.length;
+      if (n === 0 && result.conflicts.length === 0) {
+        out(
+          `nothing to revert: every key run ${quoted(run)} wrote already holds what it held before`,
+        );
+      } else if (dryRun) {
+        out(
+          `dry run, nothing written: run ${quoted(run)}: ${
+            plural(n, "key", "keys")
+          } would be put back, ${
+            plural(result.conflicts.length, "conflict", "conflicts")
+          } left alone`,
+        );
+      } else {
+        out(
+          `run ${quoted(run)}: ${plural(result.reverted.length, "key", "keys")} put back, ${
+            plural(result.conflicts.length, "conflict", "conflicts")
+          } left alone; these writes are run ${quoted(result.by)} (${
+            ctx.again(`revert --run ${result.by}`)
+          } undoes them)`,
+        );
+      }
     }
-  }
-  return result.conflicts.length === 0 ? 0 : 1;
-}
+    return result.conflicts.length === 0 ? 0 : 1;
+  },
+};
 
 function actionLine(a: RevertAction, dryRun: boolean): string {
   const from = a.revision === undefined ? "" : ` revision ${a.revision}`;

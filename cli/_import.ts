@@ -16,6 +16,7 @@ import { DumpParser, type DumpRecord, MAX_DUMP_LINE_BYTES, type ParsedDump } fro
 import { LineTooLongError, openInput, readLines, stdinChunks } from "./_input.ts";
 import type { Opened } from "./_open.ts";
 import { err, out, plural, safeJson } from "./_output.ts";
+import type { Command } from "./_spec.ts";
 
 /** The option values `import` reads. */
 export interface ImportOptions {
@@ -34,11 +35,34 @@ interface Step {
 
 const SHOWN_PROBLEMS = 50;
 
+export const importCommand: Command = {
+  name: "import",
+  summary: "load a dump (a file, or standard input); nothing is written if any record is bad",
+  about:
+    "The whole input is checked first (JSON, UTF-8, keys, limits, duplicate keys, capacity). A key that already holds different content is skipped and named (exit 1), or replaced with --overwrite; --dry-run says what would happen and writes nothing.",
+  args: [{ name: "file", optional: true }],
+  options: {
+    overwrite: { kind: "boolean", help: "replace memories that hold different content" },
+    "dry-run": { kind: "boolean", help: "say what would happen, write nothing" },
+  },
+  reach: "store",
+  creates: true,
+  writes: "unless-dry-run",
+  examples: ["agentmem import dump.jsonl --dry-run --dir ./.agentmem"],
+  alias: ["load"],
+  run: (ctx) =>
+    importDump(
+      () => ctx.flag("dry-run") ? ctx.openOrEmpty() : ctx.open(),
+      ctx.args[0],
+      { json: ctx.json, overwrite: ctx.flag("overwrite"), dryRun: ctx.flag("dry-run") },
+    ),
+};
+
 /**
  * Runs `import` from `source` (a path) or standard input. The store is opened only once the whole
  * input has passed its checks, so bad input leaves even a missing directory uncreated.
  */
-export async function importDump(
+async function importDump(
   openStore: () => Promise<Opened>,
   source: string | undefined,
   o: ImportOptions,
@@ -63,12 +87,8 @@ export async function importDump(
       dump.problemCount,
     );
   }
-  const opened = await openStore();
-  try {
-    return await importRecords(opened, dump, o);
-  } finally {
-    await opened.close();
-  }
+  // Closed by the CLI once the command is done.
+  return await importRecords(await openStore(), dump, o);
 }
 
 async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions): Promise<number> {
@@ -125,7 +145,13 @@ async function importRecords(opened: Opened, dump: ParsedDump, o: ImportOptions)
     }
     const { description, content } = step.record;
     try {
-      await writeOne(opened.store, key, description, content, step.action === "replace", "import");
+      await writeOne(opened.store, {
+        key,
+        description,
+        content,
+        overwrite: step.action === "replace",
+        via: "import",
+      });
       done[step.action].push(key);
     } catch (e) {
       if (!(e instanceof MemoryError)) throw e;

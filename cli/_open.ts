@@ -10,10 +10,15 @@ import { type TextOptions, UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
 import { InputError, readUtf8File } from "./_input.ts";
 
+/** The file store the CLI opens when nothing else is chosen. */
+const DEFAULT_DIR = "./.agentmem";
+
 /** The option values `open` reads. */
 export interface OpenOptions
   extends TextOptions<"dir" | "servers" | "bucket" | "prefix" | "creds" | "config"> {
   readonly readOnly: boolean;
+  /** `--no-history`: open the store with option `history: false`. */
+  readonly noHistory?: boolean | undefined;
   /** Whether the command may create a missing file-store directory. */
   readonly mayCreate: boolean;
   /** Whether a missing file-store directory counts as an empty store (`import --dry-run`). */
@@ -71,25 +76,31 @@ export async function storeConfig(o: OpenOptions): Promise<StoreConfig> {
       const what = parsed === null ? "null" : Array.isArray(parsed) ? "an array" : typeof parsed;
       throw new UsageError(`the --config file must hold a JSON object, not ${what}`);
     }
-    const config = parsed as StoreConfig;
+    let config = parsed as StoreConfig;
     const backend = config.backend ?? "file";
     if (backend !== "jetstream" && (o.servers !== undefined || o.creds !== undefined)) {
       throw new UsageError("--servers and --creds need a jetstream --config");
     }
+    if (o.noHistory) config = { ...config, options: { ...config.options, history: false } };
     return o.readOnly ? { ...config, readOnly: true } : config;
   }
+  const history = o.noHistory ? { history: false } : {};
   if (o.servers !== undefined) {
     if (o.dir !== undefined) throw new UsageError("choose --dir or --servers, not both");
     return {
       backend: "jetstream",
-      options: { bucket: o.bucket ?? "agentmem", prefix: o.prefix ?? "" },
+      options: { bucket: o.bucket ?? "agentmem", prefix: o.prefix ?? "", ...history },
       readOnly: o.readOnly,
     };
   }
   if (o.bucket !== undefined || o.prefix !== undefined || o.creds !== undefined) {
     throw new UsageError("--bucket, --prefix and --creds need --servers");
   }
-  return { backend: "file", options: { dir: o.dir ?? "./.agentmem" }, readOnly: o.readOnly };
+  return {
+    backend: "file",
+    options: { dir: o.dir ?? DEFAULT_DIR, ...history },
+    readOnly: o.readOnly,
+  };
 }
 
 /** Opens the store the command line describes. */
@@ -116,9 +127,6 @@ export async function open(o: OpenOptions): Promise<Opened> {
 
 /** Connects to NATS for a command that needs no store (`bucket init`). */
 export async function openNats(o: OpenOptions): Promise<NatsConnection> {
-  if (o.dir !== undefined || o.config !== undefined) {
-    throw new UsageError("bucket init takes --servers, not --dir or --config");
-  }
   if (o.servers === undefined) throw new UsageError("bucket init needs --servers");
   return await connectNats(natsTarget(o.servers, o.creds, (n) => process.env[n]));
 }
@@ -145,10 +153,16 @@ async function openFile(
       return { store: undefined, close: () => Promise.resolve() };
     }
     if (st === undefined) {
+      // Nothing chose a store: say which one the CLI looked for, and how to choose another.
+      const which = o.config !== undefined
+        ? "given by --config"
+        : o.dir !== undefined
+        ? "given by --dir"
+        : `${DEFAULT_DIR} (the default: no --dir, --servers or --config was given)`;
       throw new ConfigError(
-        `Cannot open the memory directory given by ${
-          o.config === undefined ? "--dir" : "--config"
-        }: it does not exist${o.readOnly ? "" : " (only write and import create it)"}`,
+        `Cannot open the memory directory ${which}: it does not exist${
+          o.readOnly ? "" : " (only write and import create it)"
+        }`,
       );
     }
   }

@@ -1,38 +1,34 @@
 /**
- * The operator CLI's entry function: parses the command line, opens the store and runs one
- * command. `cli.ts` at the package root runs it.
+ * The operator CLI's entry function: finds the command in the table (cli/_table.ts), checks its
+ * arguments and options, runs it, and reports a failure in the operator's terms. `cli.ts` at the
+ * package root and the npm package's `agentmem` bin run it.
  *
  * @module
  */
 
 import { MemoryError } from "../mod.ts";
-import {
-  checkOptionsFor,
-  commandNames,
-  isCommand,
-  nearest,
-  parseArgs,
-  UsageError,
-} from "./_args.ts";
-import { bucketInit, bucketSettings } from "./_bucket.ts";
-import { check, exportDump } from "./_check.ts";
-import * as commands from "./_commands.ts";
-import {
-  historyCommand,
-  logCommand,
-  restoreCommand,
-  revertCommand,
-  showCommand,
-} from "./_history.ts";
-import { importDump } from "./_import.ts";
+import { nearest, parseArgs, UsageError } from "./_args.ts";
+import { Given } from "./_fixes.ts";
+import { commandHelp, overview, VERSION } from "./_help.ts";
 import { failureKind, InputError } from "./_input.ts";
 import { existing, open, openNats, type OpenOptions } from "./_open.ts";
-import { serveCommand } from "./_serve.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
-import { USAGE, VERSION } from "./_usage.ts";
+import { type Command, type Context, optionsOf, type OptionSpec, STORE_OPTIONS } from "./_spec.ts";
+import { COMMANDS } from "./_table.ts";
 
-/** Commands that may create a missing file-store directory. */
-const CREATING = new Set(["write", "import"]);
+// Every option any command takes, for parsing before the command is known: one kind per name.
+const KNOWN: Readonly<Record<string, OptionSpec>> = (() => {
+  const known: Record<string, OptionSpec> = {};
+  for (const c of COMMANDS) {
+    for (const [name, o] of Object.entries(optionsOf(c))) {
+      if (known[name] !== undefined && known[name].kind !== o.kind) {
+        throw new Error(`cli/_table.ts: option --${name} is a ${o.kind} in ${c.name}, else not`);
+      }
+      known[name] = o;
+    }
+  }
+  return known;
+})();
 
 /**
  * Runs the CLI with `args` and resolves the exit status; output goes to stdout and stderr.
@@ -42,75 +38,36 @@ const CREATING = new Set(["write", "import"]);
  */
 export async function main(args: string[]): Promise<number> {
   let json = args.includes("--json");
+  let given: Given | undefined;
+  const closers: Array<() => Promise<void>> = [];
   try {
-    const { options, positionals } = parseArgs(args);
+    const { options, positionals } = parseArgs(args, KNOWN, (words) => {
+      const named = words[0] === "help" ? words.slice(1) : words;
+      const command = COMMANDS.find((c) => named.join(" ").startsWith(c.name));
+      return command === undefined ? undefined : Object.keys(optionsOf(command));
+    });
     json = options.json === true;
+    given = new Given(options, COMMANDS);
     if (options.version === true) {
       out(`agentmem ${VERSION}`);
       return 0;
     }
-    if (options.help === true) {
-      out(USAGE);
+    const helpAsked = options.help === true || positionals[0] === "help";
+    const words = positionals[0] === "help" ? positionals.slice(1) : positionals;
+    if (words.length === 0) {
+      if (!helpAsked) throw new UsageError("no command given");
+      out(overview(COMMANDS));
       return 0;
     }
-    let [command, ...rest] = positionals;
-    if (command === undefined) throw new UsageError("no command given");
-    if (command === "help") {
-      out(USAGE);
+    const { command, rest } = resolve(words);
+    if (helpAsked) {
+      out(commandHelp(command));
       return 0;
     }
-    if (command === "bucket") {
-      const sub = rest.shift();
-      if (sub !== "init") {
-        throw new UsageError(
-          sub === undefined
-            ? "bucket needs a subcommand: init"
-            : `unknown bucket subcommand ${quoted(sub)}${
-              nearest(sub, ["init"]) === undefined ? "" : ' (did you mean "bucket init"?)'
-            }`,
-        );
-      }
-      command = "bucket init";
-    }
-    if (!isCommand(command)) {
-      const near = nearest(command, commandNames());
-      throw new UsageError(
-        `unknown command ${quoted(command)}${
-          near === undefined ? "" : ` (did you mean ${quoted(near)}?)`
-        }`,
-      );
-    }
-    checkOptionsFor(command, options);
+    check(command, options, rest);
     const str = (name: string) => options[name] as string | undefined;
     const flag = (name: string) => options[name] === true;
-    if (flag("raw") && json) throw new UsageError("choose --raw or --json, not both");
-    const readOnly = flag("read-only");
     const dryRun = flag("dry-run");
-
-    const keyArg = () => {
-      if (rest.length !== 1) throw new UsageError(`${command} takes exactly one key`);
-      return rest[0] as string;
-    };
-    const noArgs = () => {
-      if (rest.length !== 0) throw new UsageError(`${command} takes no arguments`);
-    };
-    // Arguments are checked before anything is opened, so a usage error never touches a store.
-    let key: string | undefined;
-    let revision: string | undefined;
-    if (["read", "write", "delete", "history"].includes(command)) key = keyArg();
-    else if (command === "show" || command === "restore") {
-      if (rest.length !== 2) throw new UsageError(`${command} takes a key and a revision`);
-      [key, revision] = rest as [string, string];
-    } else if (command === "import") {
-      if (rest.length > 1) throw new UsageError("import takes at most one file");
-    } else noArgs();
-    if (command === "write") {
-      if (str("description") === undefined) throw new UsageError("write needs --description");
-      if (str("content") !== undefined && str("file") !== undefined) {
-        throw new UsageError("give the body by --content or --file, not both");
-      }
-    }
-
     const openOptions: OpenOptions = {
       dir: str("dir"),
       servers: str("servers"),
@@ -118,111 +75,139 @@ export async function main(args: string[]): Promise<number> {
       prefix: str("prefix"),
       creds: str("creds"),
       config: str("config"),
-      readOnly,
-      mayCreate: CREATING.has(command) && !dryRun,
-      missingIsEmpty: command === "import" && dryRun,
+      readOnly: flag("read-only"),
+      noHistory: flag("no-history"),
+      mayCreate: command.creates === true && !dryRun,
     };
-
-    if (command === "bucket init") {
-      if (openOptions.prefix !== undefined) {
-        throw new UsageError("bucket init does not take --prefix");
-      }
-      const bucketOptions = {
-        bucket: str("bucket"),
-        replicas: str("replicas"),
-        storage: str("storage"),
-        maxValueSize: str("max-value-size"),
-        dryRun,
-        json,
-      };
-      const settings = bucketSettings(bucketOptions);
-      if (dryRun) return await bucketInit(undefined, settings, bucketOptions);
-      if (readOnly) throw new UsageError("bucket init creates a bucket; it cannot be --read-only");
-      const nc = await openNats(openOptions);
-      try {
-        return await bucketInit(nc, settings, bucketOptions);
-      } finally {
-        await nc.close().catch(() => {});
-      }
-    }
-    if ((command === "restore" || (command === "revert" && !dryRun)) && readOnly) {
-      throw new UsageError(`${command} writes; it cannot be --read-only`);
-    }
-    if (command === "import" && readOnly && !dryRun) {
-      throw new UsageError("import writes; with --read-only only --dry-run is allowed");
-    }
-
-    if (command === "serve") {
-      return await serveCommand(openOptions, {
-        port: str("port"),
-        host: str("host"),
-        write: flag("write"),
-      });
-    }
-    if (command === "import") {
-      return await importDump(() => open(openOptions), rest[0], {
-        json,
-        overwrite: flag("overwrite"),
-        dryRun,
-      });
-    }
-    const opened = existing(await open(openOptions));
-    try {
-      const o: commands.CommandOptions = {
-        json,
-        raw: flag("raw"),
-        description: str("description"),
-        content: str("content"),
-        file: str("file"),
-        overwrite: flag("overwrite"),
-      };
-      const h = {
-        json,
-        raw: flag("raw"),
-        dryRun,
-        key: str("key"),
-        run: str("run"),
-        actor: str("actor"),
-        since: str("since"),
-        until: str("until"),
-        tainted: flag("tainted"),
-        limit: str("limit"),
-      };
-      switch (command) {
-        case "info":
-          return await commands.info(opened, o);
-        case "list":
-          return await commands.list(opened, o);
-        case "read":
-          return await commands.read(opened.store, key as string, o);
-        case "write":
-          return await commands.write(opened.store, key as string, o);
-        case "delete":
-          return await commands.remove(opened.store, key as string, o);
-        case "check":
-          return await check(opened, json);
-        case "history":
-          return await historyCommand(opened.store, key as string, h);
-        case "log":
-          return await logCommand(opened.store, h);
-        case "show":
-          return await showCommand(opened.store, key as string, revision as string, h);
-        case "restore":
-          return await restoreCommand(opened.store, key as string, revision as string, h);
-        case "revert":
-          return await revertCommand(opened.store, h);
-        default:
-          return await exportDump(opened, json);
-      }
-    } finally {
-      await opened.close();
-    }
+    const track = async <T extends { close(): Promise<void> }>(opening: Promise<T>) => {
+      const opened = await opening;
+      closers.push(() => opened.close());
+      return opened;
+    };
+    const again = given;
+    const ctx: Context = {
+      command,
+      args: rest,
+      json,
+      str,
+      flag,
+      open: async (overrides) => existing(await track(open({ ...openOptions, ...overrides }))),
+      openOrEmpty: () => track(open({ ...openOptions, missingIsEmpty: true })),
+      nats: async () => {
+        const nc = await openNats(openOptions);
+        closers.push(() => nc.close().catch(() => {}));
+        return nc;
+      },
+      again: (w) => again.again(w),
+    };
+    return await command.run(ctx);
   } catch (e) {
-    return report(e, json);
+    return report(e, json, given);
+  } finally {
+    for (const close of closers) await close();
   }
 }
 
-function report(e: unknown, json: boolean): number {
+// The command `words` name, and the arguments after its name.
+function resolve(words: readonly string[]): { command: Command; rest: string[] } {
+  const [first, ...after] = words as [string, ...string[]];
+  const exact = COMMANDS.find((c) => c.name === first);
+  if (exact !== undefined) return { command: exact, rest: after };
+  const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
+  if (group.length > 0) {
+    const subs = group.map((c) => c.name.slice(first.length + 1));
+    const [sub, ...rest] = after;
+    if (sub === undefined) {
+      throw new UsageError(`${first} needs a subcommand: ${subs.join(", ")}`);
+    }
+    const found = group.find((c) => c.name === `${first} ${sub}`);
+    if (found !== undefined) return { command: found, rest };
+    const meant = suggest(sub, group, subs.map((s) => `${first} ${s}`), (s) => `${first} ${s}`);
+    throw new UsageError(
+      `unknown ${first} subcommand ${quoted(sub)}${
+        meant === undefined ? "" : ` (did you mean ${quoted(meant)}?)`
+      }`,
+    );
+  }
+  const tops = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!)), "help"];
+  const meant = suggest(first, COMMANDS, tops, (w) => w) ??
+    COMMANDS.find((c) => c.name.endsWith(` ${first}`))?.name;
+  throw new UsageError(
+    `unknown command ${quoted(first)}${
+      meant === undefined ? "" : ` (did you mean ${quoted(meant)}?)`
+    }`,
+  );
+}
+
+// The command `word` was meant to be: one whose alias it is, else the nearest name.
+function suggest(
+  word: string,
+  among: readonly Command[],
+  names: readonly string[],
+  full: (near: string) => string,
+): string | undefined {
+  const aliased = among.find((c) => c.alias?.includes(word.toLowerCase()));
+  if (aliased !== undefined) return aliased.name;
+  const prefix = full("");
+  const near = nearest(word, names.map((n) => n.slice(prefix.length)));
+  return near === undefined ? undefined : full(near);
+}
+
+// What the table says about `command`'s arguments and options, checked before anything is opened.
+function check(
+  command: Command,
+  options: Readonly<Record<string, string | boolean>>,
+  rest: readonly string[],
+): void {
+  const takes = optionsOf(command);
+  for (const name of Object.keys(options)) {
+    if (Object.hasOwn(takes, name)) continue;
+    if (Object.hasOwn(STORE_OPTIONS, name)) {
+      throw new UsageError(
+        `${command.name} does not take --${name}: it opens no store${
+          command.reach === "nats" ? ", only a NATS connection (--servers, --creds)" : ""
+        }`,
+      );
+    }
+    const takers = COMMANDS.filter((c) => Object.hasOwn(optionsOf(c), name)).map((c) => c.name);
+    throw new UsageError(
+      `${command.name} does not take --${name}${
+        takers.length === 0
+          ? ""
+          : ` (only ${takers.join(", ")} ${takers.length === 1 ? "does" : "do"})`
+      }`,
+    );
+  }
+  const specs = command.args ?? [];
+  const needed = specs.filter((a) => !a.optional).length;
+  if (rest.length < needed || rest.length > specs.length) {
+    throw new UsageError(`${command.name} ${argsRule(specs)}`);
+  }
+  for (const [name, o] of Object.entries(command.options ?? {})) {
+    if (o.required && options[name] === undefined) {
+      throw new UsageError(`${command.name} needs --${name}`);
+    }
+  }
+  if (options["read-only"] === true && command.writes !== undefined) {
+    if (command.writes === "always") {
+      throw new UsageError(`${command.name} writes; it cannot be --read-only`);
+    }
+    if (options["dry-run"] !== true) {
+      throw new UsageError(`${command.name} writes; with --read-only only --dry-run is allowed`);
+    }
+  }
+}
+
+// `takes exactly one key`, `takes a key and a revision`, `takes at most one file`.
+function argsRule(specs: Command["args"] & object): string {
+  if (specs.length === 0) return "takes no arguments";
+  if (specs.length === 1) {
+    return `takes ${specs[0]!.optional ? "at most" : "exactly"} one ${specs[0]!.name}`;
+  }
+  return `takes ${specs.map((a) => `a ${a.name}`).join(" and ")}`;
+}
+
+function report(e: unknown, json: boolean, given: Given | undefined): number {
   if (e instanceof UsageError) {
     if (json) errJson({ error: "usage", message: e.message });
     else {
@@ -234,7 +219,7 @@ function report(e: unknown, json: boolean): number {
   // The reader went away (`agentmem list | head`): nothing more to say, to anyone.
   const kind = failureKind(e);
   if (kind === "EPIPE" || kind === "BrokenPipe") return 1;
-  const [code, message] = e instanceof MemoryError
+  const [code, text] = e instanceof MemoryError
     ? [e.code, e.message]
     : e instanceof InputError
     ? ["input", e.message]
@@ -245,6 +230,8 @@ function report(e: unknown, json: boolean): number {
         failureKind(e)
       }); nothing more is shown, since its text can hold host paths`,
     ];
+  // A command the message prints runs as printed: with the options that chose this store.
+  const message = given === undefined ? text : given.complete(text);
   if (json) errJson({ error: code, message });
   else err(message);
   return 1;

@@ -1,20 +1,25 @@
 // `deno task build:npm [outDir]`: builds the npm package `@agentmem/memory` for Node and Bun from
-// mod.ts and the CLI's Node entry (cli/bin.ts, the package's `agentmem` bin): ESM bundles (the
-// chunks both share and the ones loaded on demand included) and one bundled declaration file made
-// by tsdown (rolldown, with tsc for the types), a package.json whose dependencies are exactly the
-// npm modules the two entries import at the versions pinned in deno.json, and the README and
-// LICENSE. The JSR publish is unaffected.
+// mod.ts (`.`), the CLI's entry function (cli/main.ts, `./cli`, as JSR's `./cli` exports it) and
+// its Node program (cli/bin.ts, the package's `agentmem` bin): ESM bundles (the chunks they share
+// and the ones loaded on demand included) and bundled declarations made by tsdown (rolldown, with
+// tsc for the types), a package.json whose dependencies are exactly the npm modules the entries
+// import at the versions pinned in deno.json, and the README and LICENSE. The JSR publish is
+// unaffected.
 
 import { build } from "tsdown";
 import "typescript"; // tsdown's peer for the declarations; imported so Deno resolves this pin
 
 const ROOT = new URL("../", import.meta.url);
 const ENTRY = "mod.ts";
-/** The operator CLI's Node entry, bundled as the package's `agentmem` bin. */
-const CLI_ENTRY = "cli/bin.ts";
+/** The operator CLI's entry function: the package's `./cli`. */
+const CLI_ENTRY = "cli/main.ts";
+/** The operator CLI's Node program, bundled as the package's `agentmem` bin. */
+const BIN_ENTRY = "cli/bin.ts";
 const JS = "index.mjs";
 const CLI_JS = "cli.mjs";
+const BIN_JS = "bin.mjs";
 const TYPES = "index.d.mts";
+const CLI_TYPES = "cli.d.mts";
 /** The oldest Node release the package is tested on (tests/runtimes/runtimes_test.ts). */
 const NODE_ENGINE = ">=22";
 
@@ -31,7 +36,7 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
   const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as DenoConfig;
   const dependencies = {
     ...await runtimeDependencies(root, config, ENTRY),
-    ...await runtimeDependencies(root, config, CLI_ENTRY),
+    ...await runtimeDependencies(root, config, BIN_ENTRY),
   };
   await Deno.remove(outDir, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
@@ -40,7 +45,7 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
     cwd: root,
     config: false,
     logLevel: "warn",
-    entry: { index: `${root}${ENTRY}`, cli: `${root}${CLI_ENTRY}` },
+    entry: { index: `${root}${ENTRY}`, cli: `${root}${CLI_ENTRY}`, bin: `${root}${BIN_ENTRY}` },
     outDir,
     format: "esm",
     platform: "node",
@@ -58,16 +63,19 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
       },
     },
   });
-  for (const file of [JS, TYPES, CLI_JS]) {
+  for (const file of [JS, TYPES, CLI_JS, CLI_TYPES, BIN_JS]) {
     if (!(await exists(`${outDir}/${file}`))) throw new Error(`tsdown wrote no ${file}`);
   }
-  // The bin runs as a program: Node's shebang line first.
-  const cli = await Deno.readTextFile(`${outDir}/${CLI_JS}`);
-  await Deno.writeTextFile(`${outDir}/${CLI_JS}`, `#!/usr/bin/env node\n${cli}`);
-  // Code both entries share lands in chunks of its own, which the package must carry too.
+  // The bin runs as a program: Node's shebang line first. Its declarations are of no use.
+  const bin = await Deno.readTextFile(`${outDir}/${BIN_JS}`);
+  await Deno.writeTextFile(`${outDir}/${BIN_JS}`, `#!/usr/bin/env node\n${bin}`);
+  await Deno.remove(`${outDir}/bin.d.mts`).catch(() => {});
+  // Code the entries share lands in chunks of its own (with their declarations), which the
+  // package must carry too.
+  const entries = [JS, CLI_JS, BIN_JS, TYPES, CLI_TYPES];
   const chunks: string[] = [];
   for await (const e of Deno.readDir(outDir)) {
-    if (e.isFile && e.name.endsWith(".mjs") && e.name !== JS && e.name !== CLI_JS) {
+    if (e.isFile && /\.(mjs|d\.mts)$/.test(e.name) && !entries.includes(e.name)) {
       chunks.push(e.name);
     }
   }
@@ -78,11 +86,14 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
       "A durable memory for LLM agent harnesses: file and NATS JetStream backends, model-facing tools",
     license: config.license,
     type: "module",
-    exports: { ".": { types: `./${TYPES}`, default: `./${JS}` } },
+    exports: {
+      ".": { types: `./${TYPES}`, default: `./${JS}` },
+      "./cli": { types: `./${CLI_TYPES}`, default: `./${CLI_JS}` },
+    },
     main: `./${JS}`,
     types: `./${TYPES}`,
-    bin: { agentmem: `./${CLI_JS}` },
-    files: [JS, TYPES, CLI_JS, ...chunks.sort(), "README.md", "LICENSE"],
+    bin: { agentmem: `./${BIN_JS}` },
+    files: [...entries, ...chunks.sort(), "README.md", "LICENSE"],
     engines: { node: NODE_ENGINE },
     keywords: ["llm", "agent", "memory", "nats", "jetstream", "deno", "bun"],
     dependencies,
@@ -91,7 +102,7 @@ export async function buildNpm(outDir: string): Promise<Record<string, unknown>>
   await Deno.copyFile(`${root}README.md`, `${outDir}/README.md`);
   await Deno.copyFile(`${root}LICENSE`, `${outDir}/LICENSE`);
   const leftovers: string[] = [];
-  for (const file of [JS, CLI_JS, ...chunks]) {
+  for (const file of [JS, CLI_JS, BIN_JS, ...chunks.filter((c) => c.endsWith(".mjs"))]) {
     leftovers.push(...denoGlobalUses(await Deno.readTextFile(`${outDir}/${file}`)));
   }
   if (leftovers.length > 0) {

@@ -16,6 +16,7 @@ import type { Context } from "./_memory_tool.ts";
 import { searchTool } from "./_search_tool.ts";
 import { type EmbedSettings, VectorCache } from "./_vectors.ts";
 import { readToolOptions } from "./_options.ts";
+import { checkKeyRules } from "./_key_rules.ts";
 
 export { DEFAULT_LIST_CHARS, MIN_LIST_CHARS };
 
@@ -49,13 +50,20 @@ export interface MemoryToolsOptions {
    * hybrid: keywords and meaning fused (see `HybridSearchOptions`).
    */
   readonly search?: boolean | HybridSearchOptions | undefined;
+  /**
+   * Keys the model may read but never write or delete through these tools: exact keys, or
+   * prefixes ending in "." (`"policy."` protects every key that starts with it). A write or
+   * delete of one is refused, naming the rule, and writes nothing. The store's own API and the
+   * CLI are not restricted. Default: none.
+   */
+  readonly protect?: readonly string[] | undefined;
 }
 
 /**
  * Hybrid `memory_search`: BM25 and the cosine similarity of the host's embeddings, fused by
  * reciprocal rank fusion (each memory scores the sum of 1 / (60 + its rank) in the keyword
  * ranking and among the 50 nearest in meaning). Each memory's vector is cached by entry revision
- * in a sidecar the store keeps (a hidden directory on the file backend, a stream of its own on
+ * in a sidecar the store keeps (a hidden file on the file backend, a stream of its own on
  * jetstream), shared by every process, so a search embeds the query and only what changed. An
  * embedder that fails, answers wrongly (a wrong count or dimension, NaN) or takes longer than
  * `timeoutMs` makes that search rank by keywords, with a one-line note to the model.
@@ -113,7 +121,7 @@ export interface HybridSearchOptions {
  * ```
  *
  * @param store The store; any `Store` works, its calls are traced.
- * @param options `readOnly`, the run's `scope`, `listMaxChars` and `search`.
+ * @param options `readOnly`, the run's `scope`, `listMaxChars`, `search` and `protect`.
  * @returns The tools, in the order list, read, search (when asked for), write, delete.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
@@ -127,7 +135,7 @@ export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Too
   return tools;
 }
 
-const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search"];
+const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search", "protect"];
 
 function context(
   store: Store,
@@ -147,6 +155,7 @@ function context(
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
     listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
+    protect: checkKeyRules(action, "protect", o.fields.protect),
   };
   const search = o.fields.search;
   if (search === undefined || typeof search === "boolean") return { ctx, search: search === true };

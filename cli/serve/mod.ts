@@ -9,7 +9,7 @@
 import { createAdaptorServer } from "@hono/node-server";
 import process from "node:process";
 import type { AddressInfo } from "node:net";
-import type { Store } from "../../mod.ts";
+import type { Anchor, Store } from "../../mod.ts";
 import { consoleApp } from "./_app.ts";
 import { AuditCache } from "./_audit_cache.ts";
 import type { Console } from "./_context.ts";
@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly out: (line: string) => void;
   /** Writes one line on stderr (warnings, the console's own writes). */
   readonly err: (line: string) => void;
+  /** Reads the anchor the check page checks against (`--anchor`); its errors' messages name no path. */
+  readonly anchor?: (() => Promise<Anchor>) | undefined;
   /** Stops the console, as SIGINT does (for tests and embedding). */
   readonly signal?: AbortSignal | undefined;
 }
@@ -64,23 +66,24 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
     door: door(options.host, port, secrets),
     index: new LogIndex(store),
     audits: new AuditCache(store),
-    anchor: undefined,
+    anchor: options.anchor,
     restartHint: options.restartHint,
     log: options.err,
   };
   fetch = consoleApp(con).fetch;
   const warning = hostWarning(options.host, options.write);
   if (warning !== undefined) options.err(warning);
+  // The signals are caught before the URL line is out: whoever reads it may stop us at once.
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => stop = resolve);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   const name = options.host.includes(":") ? `[${options.host}]` : options.host;
   options.out(
     `agentmem console (${
       options.write ? "write" : "read-only"
     }) at http://${name}:${port}/?token=${secrets.token}`,
   );
-  let stop = () => {};
-  const stopped = new Promise<void>((resolve) => stop = resolve);
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
   options.signal?.addEventListener("abort", stop, { once: true });
   if (options.signal?.aborted) stop();
   try {

@@ -149,7 +149,7 @@ Deno.test("cli --version, --help and plurals", async () => {
   assert.deepEqual([v.code, v.stdout, v.stderr], [0, `agentmem ${meta.version}\n`, ""]);
   const help = await cli(cwd, ["--help"]);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /library's default prefix is the\s+run's identity/);
+  assert.match(help.stdout, /library's default prefix is the\s+run's\s+identity/);
   await cli(cwd, ["write", "one", "--description", "d", "--content", "c"]);
   const check = await cli(cwd, ["check"]);
   assert.equal(check.stdout, "file: 1 entry, 1 healthy, 0 problems\n");

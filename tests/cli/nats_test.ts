@@ -467,7 +467,13 @@ Deno.test({
     assert.deepEqual(versions.map((v: { run: string }) => v.run), ["bad", "good"]);
     const log = await cli(t.path, ["log", "--run", "bad", ...js, "--json"]);
     assert.equal(log.code, 0, log.stderr);
+    // Newest first; --reverse gives the oldest first.
     assert.deepEqual(JSON.parse(log.stdout).versions.map((v: { key: string }) => v.key), [
+      "planted",
+      "prefs",
+    ]);
+    const oldest = await cli(t.path, ["log", "--run", "bad", "--reverse", ...js, "--json"]);
+    assert.deepEqual(JSON.parse(oldest.stdout).versions.map((v: { key: string }) => v.key), [
       "prefs",
       "planted",
     ]);

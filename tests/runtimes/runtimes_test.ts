@@ -145,7 +145,7 @@ test(
       assert.ok((await Deno.stat(`${installed}/${file}`)).isFile, `the tarball lacks ${file}`);
     }
     // Every module the bundles import from their own folder is in the tarball.
-    for (const file of ["index.mjs", "cli.mjs"]) {
+    for (const file of ["index.mjs", "cli.mjs", "bin.mjs"]) {
       const js = await Deno.readTextFile(`${installed}/${file}`);
       for (const [, chunk] of js.matchAll(/from "\.\/([^"]+)"/g)) {
         assert.ok((await Deno.stat(`${installed}/${chunk}`)).isFile, `the tarball lacks ${chunk}`);
@@ -298,32 +298,45 @@ for (const [mode, what] of Object.entries(MIXED_RACES) as [keyof typeof MIXED_RA
   );
 }
 
-test("[node22] the package's agentmem bin runs the operator CLI on Node", ["node22"], async () => {
-  const node = runtime("node22");
-  const { app } = await project();
-  const bin = `${app}/node_modules/.bin/agentmem`;
-  await using tmp = await tempDir("agentmem-bin-");
-  const dir = tmp.path;
-  const run = async (args: string[], input = "") => {
-    await using child = spawnChild(node.bin, [bin, ...args, "--dir", dir], {
-      cwd: app,
-      input,
-      timeLimitMs: 30_000,
-    });
-    return await child.finished();
-  };
-  const written = await run(["write", "user.units", "--description", "Units"], "metric\n");
-  assert.equal(written.code, 0, written.stderr);
-  assert.equal(written.stdout, "created user.units\n");
-  const listed = await run(["list"]);
-  assert.equal(listed.stdout, "user.units\tUnits\n");
-  assert.equal((await run(["read", "user.units", "--raw"])).stdout, "metric\n");
-  const info = await run(["info", "--json"]);
-  assert.equal(JSON.parse(info.stdout).entries, 1);
-  const typo = await run(["lsit"]);
-  assert.equal(typo.code, 2);
-  assert.match(typo.stderr, /did you mean "list"/);
-});
+test(
+  "[node22] the package's agentmem bin runs the operator CLI on Node, and its ./cli exports the CLI's main",
+  ["node22"],
+  async () => {
+    const node = runtime("node22");
+    const { app } = await project();
+    const bin = `${app}/node_modules/.bin/agentmem`;
+    await using tmp = await tempDir("agentmem-bin-");
+    const dir = tmp.path;
+    const run = async (args: string[], input = "") => {
+      await using child = spawnChild(node.bin, [bin, ...args, "--dir", dir], {
+        cwd: app,
+        input,
+        timeLimitMs: 30_000,
+      });
+      return await child.finished();
+    };
+    const written = await run(["write", "user.units", "--description", "Units"], "metric\n");
+    assert.equal(written.code, 0, written.stderr);
+    assert.equal(written.stdout, "created user.units\n");
+    const listed = await run(["list"]);
+    assert.equal(listed.stdout, "user.units\tUnits\n");
+    assert.equal((await run(["read", "user.units", "--raw"])).stdout, "metric\n");
+    const info = await run(["info", "--json"]);
+    assert.equal(JSON.parse(info.stdout).entries, 1);
+    const typo = await run(["lsit"]);
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /did you mean "list"/);
+    // The package's `./cli` is the CLI's entry function, as JSR's is.
+    await Deno.writeTextFile(
+      `${app}/cli_entry.mjs`,
+      'import { main } from "@agentmem/memory/cli";\nprocess.exitCode = await main(["--version"]);\n',
+    );
+    await using entry = spawnChild(node.bin, [`${app}/cli_entry.mjs`], { cwd: app });
+    const version = await entry.finished();
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^agentmem \d+\.\d+\.\d+\n$/);
+  },
+);
 
 test("[node22] the package's agentmem bin serves the console on Node", ["node22"], async () => {
   const node = runtime("node22");

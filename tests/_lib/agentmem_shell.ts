@@ -1,0 +1,72 @@
+// A POSIX shell in which `agentmem` is this checkout's operator CLI, on PATH as `deno install`
+// puts it, so that a shell line from the docs or the CLI's help runs exactly as printed (quotes,
+// pipes and redirects included). Each line runs through the one spawner, with a time limit.
+
+import { denoEnv, denoRunArgs, ROOT_CONFIG } from "./deno_child.ts";
+import { type Child, spawnChild } from "./spawn.ts";
+import { tempDir } from "./temp_dir.ts";
+
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+
+/** How one shell line ended. */
+export interface LineResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A shell with `agentmem` on its PATH; disposing of it removes the launcher. */
+export interface AgentmemShell extends AsyncDisposable {
+  /** Runs `line` with `sh -c` in `cwd`, with `env` added to a small environment. */
+  run(line: string, cwd: string, env?: Record<string, string>): Promise<LineResult>;
+  /**
+   * Starts `line` (a command that runs until stopped, such as `agentmem serve`) in place of the
+   * shell, so a signal reaches it; its lines are `{ t: "raw", line }` records.
+   */
+  start(line: string, cwd: string): Child;
+}
+
+/** Makes the `agentmem` launcher (what `deno install -g -A -n agentmem ...` writes). */
+export async function agentmemShell(): Promise<AgentmemShell> {
+  const bin = await tempDir("agentmem-bin-");
+  const args = [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI].map(shellWord).join(" ");
+  const launcher = `${bin.path}/agentmem`;
+  await Deno.writeTextFile(
+    launcher,
+    `#!/bin/sh\nexec ${shellWord(Deno.execPath())} ${args} "$@"\n`,
+  );
+  await Deno.chmod(launcher, 0o755);
+  const environment = (env: Record<string, string>) => ({
+    PATH: `${bin.path}:${Deno.env.get("PATH") ?? ""}`,
+    HOME: Deno.env.get("HOME") ?? "",
+    ...denoEnv(),
+    ...env,
+  });
+  return {
+    run: async (line, cwd, env = {}) => {
+      await using child = spawnChild("sh", ["-c", line], {
+        name: `sh -c ${line.slice(0, 60)}`,
+        cwd,
+        clearEnv: true,
+        env: environment(env),
+        timeLimitMs: 60_000,
+      });
+      const { code, stdout, stderr } = await child.finished();
+      return { code, stdout, stderr };
+    },
+    start: (line, cwd) =>
+      spawnChild("sh", ["-c", `exec ${line}`], {
+        name: `sh -c ${line.slice(0, 60)}`,
+        cwd,
+        clearEnv: true,
+        env: environment({}),
+        rawLines: true,
+        timeLimitMs: 60_000,
+      }),
+    [Symbol.asyncDispose]: () => bin[Symbol.asyncDispose](),
+  };
+}
+
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
