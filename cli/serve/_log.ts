@@ -16,6 +16,7 @@ import {
   query,
   runLink,
   seg,
+  skipped,
   taintMark,
   text,
   when,
@@ -116,7 +117,7 @@ export async function logPage(c: Context, con: Console) {
       c,
       con,
       "Audit log",
-      html`${filterForm(f)}${
+      html`${filterForm(f)}${skipped(con.index.problems)}${
         versions.length === 0
           ? notice("info", html`No kept version matches.`)
           : html`<p>Newest first, ${LOG_PAGE} a page.</p>${versionRows(versions)}${pager}`

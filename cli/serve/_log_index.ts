@@ -5,7 +5,16 @@
 // or that disappeared from the listing, has its history read again. A key deleted and re-created
 // between two uses is caught by the full rebuild, done at most once a minute, in the background.
 
-import { auditLog, history, listWithHeads, type Store, type Version } from "../../mod.ts";
+import {
+  auditLog,
+  history,
+  type HistoryProblem,
+  listWithHeads,
+  MemoryError,
+  type Store,
+  type Version,
+  type VersionList,
+} from "../../mod.ts";
 
 /** How old the last full build may be before a use starts another in the background. */
 const REBUILD_MS = 60_000;
@@ -51,6 +60,7 @@ export class LogIndex {
   #lock: Promise<unknown> = Promise.resolve();
   #rebuilding: Promise<void> | undefined;
   #dirty = new Set<string>();
+  #problems = new Map<string, readonly HistoryProblem[]>(); // by key, what the reads skipped
 
   constructor(store: Store) {
     this.#store = store;
@@ -82,6 +92,11 @@ export class LogIndex {
       out.push(v);
     }
     return { versions: out, more: false };
+  }
+
+  /** What the reads behind the index skipped (damaged records, stray files), as of the last use. */
+  get problems(): HistoryProblem[] {
+    return [...this.#problems.values()].flat();
   }
 
   /** Marks keys the console itself just wrote, so the next use reads them again. */
@@ -128,7 +143,17 @@ export class LogIndex {
     if (stale.size === 0) return;
     const fresh: Version[][] = [];
     for (const key of stale) {
-      const vs = [...await history(this.#store, key)].reverse();
+      let read: readonly Version[];
+      try {
+        read = await history(this.#store, key);
+        this.#problems.set(key, (read as VersionList).problems);
+      } catch (e) {
+        // A key whose history cannot be read is said, and left out; the others go on.
+        if (!(e instanceof MemoryError) || e.code !== "corrupt") throw e;
+        read = [];
+        this.#problems.set(key, [{ key, problem: "damaged", reason: e.message }]);
+      }
+      const vs = [...read].reverse();
       if (vs.length === 0) this.#byKey.delete(key);
       else this.#byKey.set(key, vs);
       fresh.push(vs);
@@ -141,7 +166,9 @@ export class LogIndex {
   async #rebuild(): Promise<void> {
     const started = Date.now();
     const byKey = new Map<string, Version[]>();
-    for (const v of await auditLog(this.#store)) {
+    const log = await auditLog(this.#store);
+    this.#problems = Map.groupBy(log.problems, (p) => p.key);
+    for (const v of log) {
       let list = byKey.get(v.key);
       if (list === undefined) byKey.set(v.key, list = []);
       list.push(v);
