@@ -33,6 +33,9 @@ export {
   MAX_KEY_RUNES,
 } from "./store/limits.ts";
 export {
+  BudgetError,
+  type BudgetErrorOptions,
+  type BudgetKind,
   CapacityError,
   ConfigError,
   CorruptError,
@@ -60,6 +63,8 @@ export {
 } from "./store/validate.ts";
 export { parseEntry, serializeEntry } from "./store/serialize.ts";
 export {
+  type Budget,
+  type BudgetUsed,
   latestScope,
   PROVENANCE_ID,
   Scope,

@@ -6,6 +6,7 @@
 import { fmtBytes, fmtMs, fmtRate, section, table } from "./_format.ts";
 import { type MainRow, type Results, summarize, type TargetRow } from "./_summary.ts";
 import type { PeerRow } from "./peers.ts";
+import type { ConsoleResults } from "./console.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
 const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";
@@ -153,6 +154,33 @@ export function invariantsText({ invariants: { checks, violations } }: Results):
   return `**${violations.length} of ${checks} invariant checks BROKE:**\n\n${list}`;
 }
 
+/** The console's section of BENCH.md, from bench/console.json ("" when it has not run). */
+export function consoleSection(): string {
+  let r: ConsoleResults;
+  try {
+    r = JSON.parse(
+      Deno.readTextFileSync(new URL("console.json", import.meta.url)),
+    ) as ConsoleResults;
+  } catch {
+    return "";
+  }
+  const rows = r.rows.map((x) => [
+    x.page,
+    fmtMs(x.p50),
+    fmtMs(x.p95),
+    x.p95 < 100 ? "met" : "**MISSED**",
+    `${x.floor}: ${fmtMs(x.floorP50)}`,
+  ]);
+  const cold = Object.entries(r.cold).map(([k, v]) => `${k} ${fmtMs(v)} ms`).join(", ");
+  return `### Operator console (bench/console.ts, \`deno task bench:console\`, ${r.startedAt})\n\n` +
+    `A file store of ${r.entries.toLocaleString("en-US")} memories with ${r.versions} versions ` +
+    `each, served by \`agentmem serve\` in its own process; ${r.trials} requests per page, timed ` +
+    `from the request to the last byte. Target: under 100 ms (judged on p95).\n\n` +
+    table("page|p50 ms:|p95 ms:|under 100 ms|floor (this process), p50 ms", rows) +
+    `\n\nOnce per start (${cold}): the audit log builds its index of every version, and the ` +
+    "memories page waits for its first audit; later visits only bring them up to date.\n";
+}
+
 /** BENCH.md for `results`, with `summary` (Markdown) under "Summary" if given. */
 export function renderBenchMd(results: Results, overview?: string): string {
   const { machine: m, notes, summary } = results;
@@ -175,6 +203,7 @@ export function renderBenchMd(results: Results, overview?: string): string {
     listing: listTable(results).trim(),
     micro: microTables(results).trim(),
     peers: peersTables(results).trim(),
+    console: consoleSection().trim(),
     invariants: invariantsText(results),
     listEntries: summary.list[0]?.entries ?? c.listEntries,
     notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",

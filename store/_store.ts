@@ -2,7 +2,8 @@
 // abort checks, error normalization and telemetry, identical for every backend.
 
 import { ConfigError, MemoryError, ReadOnlyError, UnavailableError } from "./errors.ts";
-import { Scope } from "./scope.ts";
+import { budgetOf, Scope } from "./scope.ts";
+import { charged } from "./_budget.ts";
 import type { CallOptions, Entry, Store, Version } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./_telemetry.ts";
@@ -91,14 +92,20 @@ export function buildStore(ops: BackendOps): Store {
     validate: () => string | undefined,
     fn: (c: Call) => Promise<T>,
   ) => runCall(backend, op, opts, validate, fn);
-  // A write validates its arguments once, then hands the valid write to the backend.
+  // A write validates its arguments once, then hands the valid write to the backend, charged to
+  // the run's budget.
   const write = (
     op: "create" | "update",
     opts: CallOptions | undefined,
     valid: () => ValidWrite,
   ) => {
     let w: ValidWrite;
-    return run(op, opts, () => (w = valid()).key, (c) => ops[op](w, c));
+    return run(
+      op,
+      opts,
+      () => (w = valid()).key,
+      (c) => charged(budgetOf(c.scope), charge(backend, op, w.key), () => ops[op](w, c)),
+    );
   };
   const store = markInstrumented({
     info: () => info,
@@ -108,7 +115,15 @@ export function buildStore(ops: BackendOps): Store {
       write("create", opts, () => validateWrite(key, description, content)),
     update: (key, description, content, opts) =>
       write("update", opts, () => validateWrite(key, description, content)),
-    delete: (key, opts) => run("delete", opts, () => validateKey(key), (c) => ops.delete(key, c)),
+    delete: (key, opts) =>
+      run(
+        "delete",
+        opts,
+        () => validateKey(key),
+        (c) =>
+          charged(budgetOf(c.scope), charge(backend, "delete", key), () =>
+            ops.delete(key, c), Boolean),
+      ),
   });
   EXTENSIONS.set(store, { backend, ops, readOnly: false });
   return store;
@@ -196,6 +211,19 @@ function checkCall(backend: string, opts: unknown): Call {
   return { signal, scope: scope ?? null, checked: isChecked(opts), via: via ?? "api", callId };
 }
 
+/** What a write takes of its run's budget, and how a refusal names the call. */
+export function charge(
+  backend: string,
+  op: "create" | "update" | "delete",
+  key: string | undefined,
+): { kind: "writes" | "deletes"; what: string; key: string | undefined } {
+  return {
+    kind: op === "delete" ? "deletes" : "writes",
+    what: `[memory:${backend}] Cannot ${what(op, key)}`,
+    key,
+  };
+}
+
 function what(op: Op, key: string | undefined): string {
   return key === undefined ? VERB[op] : `${VERB[op]} ${quote(key)}`;
 }
@@ -250,13 +278,26 @@ export function instrument(store: Store): Store {
         : { "memory.backend": backend(), "memory.operation": op },
       fn,
     );
+  // A run's budget holds on a store of any make: each write is charged before it is made.
+  const budgeted = <T>(
+    op: "create" | "update" | "delete",
+    key: unknown,
+    opts: CallOptions | undefined,
+    fn: () => Promise<T>,
+  ) =>
+    span(op, key, () => {
+      const counter = budgetOf(opts?.scope);
+      if (counter === undefined) return fn();
+      const k = typeof key === "string" ? key : undefined;
+      return charged(counter, charge(backend(), op, k), fn, (r) => r !== false);
+    });
   return markInstrumented({
     info: () => store.info(),
     list: (opts) => span("list", undefined, () => store.list(opts)),
     read: (key, opts) => span("read", key, () => store.read(key, opts)),
-    create: (key, d, c, opts) => span("create", key, () => store.create(key, d, c, opts)),
-    update: (key, d, c, opts) => span("update", key, () => store.update(key, d, c, opts)),
-    delete: (key, opts) => span("delete", key, () => store.delete(key, opts)),
+    create: (key, d, c, opts) => budgeted("create", key, opts, () => store.create(key, d, c, opts)),
+    update: (key, d, c, opts) => budgeted("update", key, opts, () => store.update(key, d, c, opts)),
+    delete: (key, opts) => budgeted("delete", key, opts, () => store.delete(key, opts)),
   });
 }
 
@@ -286,6 +327,29 @@ export function readOnlyStore(store: Store): Store {
   Object.defineProperty(view, READ_ONLY, { value: true });
   const ext = EXTENSIONS.get(store);
   if (ext !== undefined) EXTENSIONS.set(view, { ...ext, readOnly: true });
+  Object.defineProperty(view, INSTRUMENTED, {
+    value: (store as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true,
+  });
+  return Object.freeze(view);
+}
+
+/**
+ * A view of `store` whose `create`, `update` and `delete` first call `guard` with the key, which
+ * throws to refuse the write (nothing is touched then); reads, and the extensions exported
+ * functions reach, pass through. For a tool that may not write some keys (`protect`).
+ */
+export function guardedStore(store: Store, guard: (key: unknown) => void): Store {
+  const view: Store = {
+    info: () => store.info(),
+    list: (opts) => store.list(opts),
+    read: (key, opts) => store.read(key, opts),
+    create: (key, d, c, opts) => tryReject(() => (guard(key), store.create(key, d, c, opts))),
+    update: (key, d, c, opts) => tryReject(() => (guard(key), store.update(key, d, c, opts))),
+    delete: (key, opts) => tryReject(() => (guard(key), store.delete(key, opts))),
+  };
+  const ext = EXTENSIONS.get(store);
+  if (ext !== undefined) EXTENSIONS.set(view, ext);
+  if (isReadOnly(store)) Object.defineProperty(view, READ_ONLY, { value: true });
   Object.defineProperty(view, INSTRUMENTED, {
     value: (store as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true,
   });

@@ -16,6 +16,7 @@ export type MemoryErrorCode =
   | "not_found"
   | "corrupt"
   | "read_only"
+  | "budget"
   | "config"
   | "unavailable";
 
@@ -176,6 +177,40 @@ export class ReadOnlyError extends MemoryError {
   constructor(message: string, options?: MemoryErrorOptions) {
     super("read_only", message, options);
     this.name = "ReadOnlyError";
+  }
+}
+
+/** What a run's budget counts: creates and updates are `"writes"`, deletes `"deletes"`. */
+export type BudgetKind = "writes" | "deletes";
+
+/** What a `BudgetError` carries besides the key and the cause. */
+export interface BudgetErrorOptions extends MemoryErrorOptions {
+  /** What ran out: `"writes"` or `"deletes"`. */
+  readonly kind: BudgetKind;
+  /** How many of them the run's budget allows. */
+  readonly limit: number;
+}
+
+/**
+ * A write refused because the run has used all its budget allows (`budget`): `new Scope({
+ * budget: { writes, deletes } })`. Refused before any storage is touched; nothing was written.
+ */
+export class BudgetError extends MemoryError {
+  /** What ran out: `"writes"` (creates and updates) or `"deletes"`. */
+  readonly kind: BudgetKind;
+  /** How many of them the run's budget allows. */
+  readonly limit: number;
+
+  /**
+   * Creates the error.
+   * @param message The call, and the budget it would break.
+   * @param options What ran out, the budget's limit, the key.
+   */
+  constructor(message: string, options: BudgetErrorOptions) {
+    super("budget", message, options);
+    this.name = "BudgetError";
+    this.kind = options.kind;
+    this.limit = options.limit;
   }
 }
 

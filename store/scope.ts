@@ -7,14 +7,18 @@
 import { ConfigError } from "./errors.ts";
 import { validateKey } from "./validate.ts";
 import { describeType, quote } from "./_text.ts";
+import { type Budget, BudgetCounter, type BudgetUsed, checkBudget, readBudget } from "./_budget.ts";
+
+export type { Budget, BudgetUsed };
 
 /** The `kind` tag every scope snapshot carries, so a journal reader can pick them out. */
 export const SCOPE_SNAPSHOT_KIND = "agentmem.scope";
 /**
- * The snapshot format version this library writes. It reads this one and version 1 (which kept
- * revisions only; a scope restored from one gets a new run id).
+ * The snapshot format version this library writes (3: with the run's budget). It reads this one,
+ * version 2 (no budget) and version 1 (which kept revisions only; a scope restored from one gets
+ * a new run id).
  */
-export const SCOPE_SNAPSHOT_VERSION = 2;
+export const SCOPE_SNAPSHOT_VERSION = 3;
 
 /** What a run id or an actor id may hold: 1 to 128 of these characters. */
 export const PROVENANCE_ID = /^[A-Za-z0-9._:@=-]{1,128}$/;
@@ -27,8 +31,8 @@ export const PROVENANCE_ID = /^[A-Za-z0-9._:@=-]{1,128}$/;
 export interface ScopeSnapshot {
   /** Always `"agentmem.scope"`. */
   readonly kind: typeof SCOPE_SNAPSHOT_KIND;
-  /** `2` when written by this library; `1` for a snapshot from before provenance. */
-  readonly version: typeof SCOPE_SNAPSHOT_VERSION | 1;
+  /** `3` when written by this library; `2` before budgets; `1` before provenance. */
+  readonly version: typeof SCOPE_SNAPSHOT_VERSION | 2 | 1;
   /** The run's id (absent in version 1; a scope restored without one gets a new one). */
   readonly run?: string;
   /** The agent or user the run acts for, when the host named one. */
@@ -37,6 +41,10 @@ export interface ScopeSnapshot {
   readonly tainted?: boolean;
   /** Present (`false`) only when the run opted out of taint propagation. */
   readonly propagateTaint?: boolean;
+  /** The run's budget, when it has one (version 3). */
+  readonly budget?: Budget;
+  /** What the run has used of its budget, when it has one (version 3). */
+  readonly used?: BudgetUsed;
   /** namespace → key → revision. */
   readonly revisions: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
@@ -58,6 +66,13 @@ export interface ScopeOptions {
    * choice, for a run that never writes what it reads.
    */
   readonly propagateTaint?: boolean | undefined;
+  /**
+   * How many writes (creates and updates) and deletes the run may make through any store and
+   * any tool, each a whole number of at least 0; a kind left out is not limited. One more is
+   * refused with `BudgetError` before storage is touched; a write held for review counts. A
+   * snapshot keeps what the run has used. Default: no budget.
+   */
+  readonly budget?: Budget | undefined;
 }
 
 /**
@@ -113,12 +128,12 @@ export class Scope {
   constructor(options: ScopeOptions = {}) {
     if (options === null || typeof options !== "object") {
       throw new ConfigError(
-        `Cannot make a scope: expected options { run?, actor?, tainted?, propagateTaint? }, got ${
+        `Cannot make a scope: expected options { run?, actor?, tainted?, propagateTaint?, budget? }, got ${
           describeType(options)
         }`,
       );
     }
-    const { run, actor, tainted, propagateTaint } = options;
+    const { run, actor, tainted, propagateTaint, budget } = options;
     this.#run = run === undefined ? randomRunId() : checkId("run", run);
     this.#actor = actor === undefined ? undefined : checkId("actor", actor);
     if (tainted !== undefined && typeof tainted !== "boolean") {
@@ -135,6 +150,9 @@ export class Scope {
       );
     }
     this.#propagateTaint = propagateTaint ?? true;
+    if (budget !== undefined) {
+      BUDGETS.set(this, new BudgetCounter(checkBudget("make a scope", budget)));
+    }
   }
 
   /** The run's id: the host's, or a generated one. */
@@ -152,6 +170,16 @@ export class Scope {
    */
   get propagateTaint(): boolean {
     return this.#propagateTaint;
+  }
+
+  /** The run's budget (`new Scope({ budget })`), or `undefined` when it has none. */
+  get budget(): Budget | undefined {
+    return BUDGETS.get(this)?.limits;
+  }
+
+  /** How many writes and deletes the run has made of its budget; `undefined` without one. */
+  get used(): BudgetUsed | undefined {
+    return BUDGETS.get(this)?.used;
   }
 
   /** Whether the run has read untrusted input; its writes are marked as such. */
@@ -237,6 +265,7 @@ export class Scope {
       ...(this.#actor === undefined ? {} : { actor: this.#actor }),
       tainted: this.#tainted,
       ...(this.#propagateTaint ? {} : { propagateTaint: false }),
+      ...budgetFields(BUDGETS.get(this)),
       revisions,
     };
   }
@@ -311,14 +340,15 @@ function decodeSnapshot(record: unknown): Scope | string {
   if (record.kind !== SCOPE_SNAPSHOT_KIND) {
     return `"kind" is ${quote(record.kind)}, expected "${SCOPE_SNAPSHOT_KIND}"`;
   }
-  if (record.version !== SCOPE_SNAPSHOT_VERSION && record.version !== 1) {
+  if (record.version !== SCOPE_SNAPSHOT_VERSION && record.version !== 2 && record.version !== 1) {
     return `"version" is ${
       quote(record.version)
-    }, this library reads versions 1 and ${SCOPE_SNAPSHOT_VERSION}`;
+    }, this library reads versions 1 to ${SCOPE_SNAPSHOT_VERSION}`;
   }
   const fields = record.version === 1
     ? ["kind", "version", "revisions"]
     : ["kind", "version", "run", "actor", "tainted", "propagateTaint", "revisions"];
+  if (record.version === SCOPE_SNAPSHOT_VERSION) fields.push("budget", "used");
   const extra = Object.keys(record).find((k) => !fields.includes(k));
   if (extra !== undefined) return `unknown field ${quote(extra)}`;
   if (!isPlainObject(record.revisions)) return '"revisions" is not an object';
@@ -344,6 +374,9 @@ function decodeSnapshot(record: unknown): Scope | string {
     }
   }
   const scope = new Scope(options);
+  const counter = snapshotBudget(record);
+  if (typeof counter === "string") return counter;
+  if (counter !== undefined) BUDGETS.set(scope, counter);
   for (const [namespace, keys] of Object.entries(record.revisions)) {
     if (!isPlainObject(keys)) return `namespace ${quote(namespace)} does not map keys to revisions`;
     for (const [key, revision] of Object.entries(keys)) {
@@ -359,6 +392,39 @@ function decodeSnapshot(record: unknown): Scope | string {
     }
   }
   return scope;
+}
+
+// Every run's budget counter, shared by the scopes made for its commands (`shareBudget`).
+const BUDGETS = new WeakMap<Scope, BudgetCounter>();
+
+/** The budget counter of `scope`'s run, or `undefined` when it has no budget. */
+export function budgetOf(scope: Scope | null | undefined): BudgetCounter | undefined {
+  return scope === null || scope === undefined ? undefined : BUDGETS.get(scope);
+}
+
+/**
+ * Makes `own`, a scope made for one command of the run whose scope is `run`, count against the
+ * run's budget (Claude's memory tool gives each edit a scope of its own).
+ */
+export function shareBudget(run: Scope, own: Scope): void {
+  const counter = BUDGETS.get(run);
+  if (counter !== undefined) BUDGETS.set(own, counter);
+}
+
+function budgetFields(counter: BudgetCounter | undefined): { budget?: Budget; used?: BudgetUsed } {
+  return counter === undefined ? {} : { budget: counter.limits, used: counter.used };
+}
+
+// A snapshot's budget counter, none, or why its budget is no budget.
+function snapshotBudget(record: Record<string, unknown>): BudgetCounter | undefined | string {
+  if (record.budget === undefined) {
+    return record.used === undefined ? undefined : '"used" is given without a "budget"';
+  }
+  const budget = readBudget(record.budget, '"budget"');
+  if (typeof budget === "string") return budget;
+  const used = readBudget(record.used ?? { writes: 0, deletes: 0 }, '"used"');
+  if (typeof used === "string") return used;
+  return new BudgetCounter(budget, { writes: used.writes ?? 0, deletes: used.deletes ?? 0 });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

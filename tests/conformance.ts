@@ -26,6 +26,7 @@ import {
 import { test as registerTest, type TestOptions } from "./_lib/test_api.ts";
 import { historyConformance } from "./conformance_history.ts";
 import { trustConformance } from "./conformance_trust.ts";
+import { gateConformance } from "./conformance_gate.ts";
 
 /** A fresh, empty store and how to dispose of it. */
 export interface Fixture {
@@ -415,6 +416,7 @@ export function conformance(options: ConformanceOptions): void {
     assert.equal((await store.list()).length, MAX_ENTRIES);
   });
 
+  gateConformance(test, { history: options.history !== false });
   if (options.history !== false) {
     historyConformance(test);
     trustConformance(test);

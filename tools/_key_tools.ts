@@ -9,9 +9,10 @@ import type { Tool } from "./tool.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, READ, WRITE } from "./_names.ts";
 import { type Context, KEY_PROPERTY, memoryTool, ok, type Outcome } from "./_memory_tool.ts";
-import { existsRefusal, failure, validationRefusal } from "./_refusals.ts";
+import { existsRefusal, failure, protectedRefusal, validationRefusal } from "./_refusals.ts";
 import type { EntryVersion } from "../store/backend.ts";
 import { readWithVersion } from "../store/history.ts";
+import { rulesText } from "./_key_rules.ts";
 
 // A tool whose one argument is a key, checked before `act` runs; `unchanged` says, after a
 // refusal, what was not done.
@@ -83,7 +84,8 @@ export function writeTool(ctx: Context): Tool {
       `the key is taken it refuses and shows what is there. To replace a memory, read it with ` +
       `${READ} in this run, then write it with "overwrite": true. Limits: ${LEGAL_KEY} for the ` +
       `key; at most ${MAX_DESCRIPTION_RUNES} characters of description; at most ` +
-      `${MAX_CONTENT_BYTES} bytes (64 KiB) of UTF-8 body; at most ${MAX_ENTRIES} memories.`,
+      `${MAX_CONTENT_BYTES} bytes (64 KiB) of UTF-8 body; at most ${MAX_ENTRIES} memories.` +
+      protectedNote(ctx),
     required: ["key", "description", "content"],
     properties: {
       key: KEY_PROPERTY,
@@ -110,6 +112,8 @@ export function writeTool(ctx: Context): Tool {
         " Nothing was written.",
       );
       if (invalid !== undefined) return invalid;
+      const refused = protectedRefusal(ctx, key, " Nothing was written.");
+      if (refused !== undefined) return refused;
       const { description, content } = args as { description: string; content: string };
       try {
         if (overwrite) {
@@ -128,12 +132,24 @@ export function writeTool(ctx: Context): Tool {
   });
 }
 
+// What the write and delete tools' descriptions say of protected keys, when there are any.
+function protectedNote(ctx: Context): string {
+  return ctx.protect.length === 0
+    ? ""
+    : ` Protected in this run (read them, but never write or delete them): ${
+      rulesText(ctx.protect)
+    }.`;
+}
+
 export function deleteTool(ctx: Context): Tool {
   return keyTool(ctx, {
     name: DELETE,
-    description: "Delete a memory by key, for good. Later runs will no longer see it.",
+    description: "Delete a memory by key, for good. Later runs will no longer see it." +
+      protectedNote(ctx),
     unchanged: " Nothing was deleted.",
     act: async (k, call) => {
+      const refused = protectedRefusal(ctx, k, " Nothing was deleted.");
+      if (refused !== undefined) return refused;
       try {
         return (await ctx.store.delete(k, call))
           ? ok(`Deleted memory ${quote(k)}.`)

@@ -27,6 +27,8 @@ export interface Context {
   readonly readOnly: boolean;
   /** The most characters one memory_list result takes. */
   readonly listMaxChars: number;
+  /** Keys the model may read but not write or delete (exact keys, or prefixes ending in "."). */
+  readonly protect: readonly string[];
 }
 
 // What a handler resolves to: the result, and the outcome recorded on the span.

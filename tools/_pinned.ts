@@ -2,16 +2,14 @@
 // (without authority), and the section that shows as many as fit, in pin order, framed as data
 // with the tainted mark, saying which did not fit and how to read them.
 
-import { ConfigError } from "../store/errors.ts";
 import type { Version } from "../store/types.ts";
 import { readWithVersion } from "../store/history.ts";
 import type { Scope } from "../store/scope.ts";
 import type { Item, Store } from "../store/types.ts";
-import { validateKey } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
 import { entryLines, frame, quoteKey } from "./_frame.ts";
 import { LIST, READ } from "./_names.ts";
 import { taintFrom } from "./_taint.ts";
+import { checkKeyRules, ruleNames } from "./_key_rules.ts";
 
 /**
  * Checks a `pin` option: exact keys, or prefixes ending in "." (`"user."`).
@@ -19,22 +17,7 @@ import { taintFrom } from "./_taint.ts";
  * @throws {ConfigError} naming the entry and what a legal one looks like.
  */
 export function checkPins(action: string, pins: unknown): readonly string[] {
-  if (pins === undefined) return [];
-  const fail = (problem: string) =>
-    new ConfigError(
-      `Cannot ${action}: option "pin" ${problem}; it takes legal keys, or key prefixes ending ` +
-        `in "." such as "user."`,
-    );
-  if (!Array.isArray(pins)) throw fail("must be an array of strings");
-  for (const pin of pins) {
-    if (typeof pin !== "string") throw fail(`holds ${quote(pin)}, not a string`);
-    try {
-      validateKey(pin.endsWith(".") ? `${pin}x` : pin);
-    } catch {
-      throw fail(`holds ${quote(pin)}, which is neither a legal key nor a key prefix`);
-    }
-  }
-  return [...pins];
+  return checkKeyRules(action, "pin", pins);
 }
 
 /** The listed memories the pins name, in pin order (a prefix's in key order), each once. */
@@ -42,8 +25,7 @@ export function pinnedItems(items: readonly Item[], pins: readonly string[]): It
   const chosen = new Map<string, Item>();
   for (const pin of pins) {
     for (const item of items) {
-      const named = pin.endsWith(".") ? item.key.startsWith(pin) : item.key === pin;
-      if (named && !chosen.has(item.key)) chosen.set(item.key, item);
+      if (ruleNames(pin, item.key) && !chosen.has(item.key)) chosen.set(item.key, item);
     }
   }
   return [...chosen.values()];

@@ -1,7 +1,7 @@
 // How a refused or failed memory tool call reads to the model. A store's own message is never
 // shown: it is written for operators and may name hosts or paths.
 
-import { MemoryError } from "../store/errors.ts";
+import { type BudgetError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions } from "../store/types.ts";
 import { LEGAL_KEY } from "../store/validate.ts";
@@ -9,6 +9,41 @@ import { quote } from "../store/_text.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
 import { type Context, type Outcome, refuse, withoutScope } from "./_memory_tool.ts";
+import { ruleFor } from "./_key_rules.ts";
+
+/**
+ * The refusal of a write or delete of a protected key (`memoryTools(store, { protect })`), or
+ * `undefined` when no rule names `key`. Made before the store is touched.
+ */
+export function protectedRefusal(
+  ctx: Context,
+  key: string,
+  unchanged: string,
+): Outcome | undefined {
+  const rule = ruleFor(ctx.protect, key);
+  if (rule === undefined) return undefined;
+  return refuse(
+    "protected",
+    `Refused: memory ${quote(key)} is protected in this run (${ruleText(rule)}): you may read ` +
+      `it with ${READ}, but not write or delete it.${unchanged}`,
+  );
+}
+
+/** A protect rule in words. */
+export function ruleText(rule: string): string {
+  return rule.endsWith(".")
+    ? `rule ${quote(rule)} protects every key that starts with it`
+    : `rule ${quote(rule)} protects this key`;
+}
+
+/** A write or delete refused by the run's budget, in the model's terms. */
+export function budgetText(e: BudgetError): string {
+  const deletes = e.kind === "deletes";
+  const n = `${e.limit} ${e.limit === 1 ? e.kind.slice(0, -1) : e.kind}`;
+  return `Refused: this run has used its ${n}, all its budget allows, so memory cannot be ` +
+    `${deletes ? "deleted from" : "written"} again in this run. Nothing was ` +
+    `${deletes ? "deleted" : "written"}. Do not retry; continue without it.`;
+}
 
 // The colliding memory's description, found by one extra read, so the model can decide without
 // another call. The read goes without the run's scope: seeing a description is not reading the
@@ -105,6 +140,8 @@ export function failure(e: unknown, { tool, key, readOnly }: Failed): Outcome {
       );
     case "read_only":
       return refuse(code, `Refused: memory is read-only in this run. Nothing was changed.`);
+    case "budget":
+      return refuse(code, budgetText(e as BudgetError));
     default:
       return refuse(
         code,

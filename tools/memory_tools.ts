@@ -15,6 +15,7 @@ import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
 import { searchTool } from "./_search_tool.ts";
 import { readToolOptions } from "./_options.ts";
+import { checkKeyRules } from "./_key_rules.ts";
 
 export { DEFAULT_LIST_CHARS, MIN_LIST_CHARS };
 
@@ -47,6 +48,13 @@ export interface MemoryToolsOptions {
    * (without the run's scope: a search grants no authority to overwrite).
    */
   readonly search?: boolean | undefined;
+  /**
+   * Keys the model may read but never write or delete through these tools: exact keys, or
+   * prefixes ending in "." (`"policy."` protects every key that starts with it). A write or
+   * delete of one is refused, naming the rule, and writes nothing. The store's own API and the
+   * CLI are not restricted. Default: none.
+   */
+  readonly protect?: readonly string[] | undefined;
 }
 
 /**
@@ -82,7 +90,7 @@ export interface MemoryToolsOptions {
  * ```
  *
  * @param store The store; any `Store` works, its calls are traced.
- * @param options `readOnly`, the run's `scope`, `listMaxChars` and `search`.
+ * @param options `readOnly`, the run's `scope`, `listMaxChars`, `search` and `protect`.
  * @returns The tools, in the order list, read, search (when asked for), write, delete.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
@@ -94,7 +102,7 @@ export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Too
   return tools;
 }
 
-const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search"];
+const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search", "protect"];
 
 function context(store: Store, options: MemoryToolsOptions): { ctx: Context; search: boolean } {
   const action = "make the memory tools";
@@ -111,6 +119,7 @@ function context(store: Store, options: MemoryToolsOptions): { ctx: Context; sea
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
     listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
+    protect: checkKeyRules(action, "protect", o.fields.protect),
   };
   return { ctx, search: o.boolean("search") === true };
 }

@@ -4,14 +4,31 @@
 // become markup nor hide or reorder what the operator reads. `raw` is used only here, on text
 // this file escaped itself.
 
-import { html, raw } from "hono/html";
+import { html as honoHtml, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { Version } from "../../mod.ts";
 
 /** A piece of HTML the console made (escaped). */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-export { html };
+const SQUEEZED = new WeakMap<TemplateStringsArray, TemplateStringsArray>();
+
+// The template's own line breaks and indentation (the formatter's layout, about a third of a long
+// page's bytes) go: next to a tag, entirely; between words, as one space. Only the template's
+// static text is touched, never a value, so stored text keeps every space and line.
+function squeeze(strings: TemplateStringsArray): TemplateStringsArray {
+  const parts = strings.map((s) =>
+    s.replace(/>\n\s*/g, ">").replace(/\n\s*</g, "<").replace(/\n\s*/g, " ")
+  );
+  return Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray;
+}
+
+/** hono's `html` template (every value escaped), without the template's own layout. */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let squeezed = SQUEEZED.get(strings);
+  if (squeezed === undefined) SQUEEZED.set(strings, squeezed = squeeze(strings));
+  return honoHtml(squeezed, ...values);
+}
 
 const ESCAPES: Readonly<Record<string, string>> = {
   "&": "&amp;",
@@ -168,3 +185,23 @@ export function notice(kind: "info" | "warn" | "error", content: Html): Html {
 export function plural(n: number, one: string, many: string): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
+
+/** A table: the column heads, then one row of cells (text is escaped, `Html` kept) per item. */
+export function grid(heads: readonly string[], rows: readonly (readonly unknown[])[]): Html {
+  return html`
+    <table>
+      <thead>
+        <tr>${heads.map((h) => html`<th>${h}</th>`)}</tr>
+      </thead>
+      <tbody>${rows.map((r) => html`<tr>${r.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody>
+    </table>
+  `;
+}
+
+/** What an audit or an anchor check calls an entry's problem, in the operator's words. */
+export const PROBLEM_WORDS: Readonly<Record<string, string>> = {
+  corrupt: "damaged",
+  illegal_name: "illegal name",
+  not_a_file: "not a memory file",
+  unreadable: "unreadable",
+};

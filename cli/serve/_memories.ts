@@ -6,11 +6,14 @@ import type { Context } from "hono";
 import { listWithHeads, MAX_ENTRIES, searchMemories, type Version } from "../../mod.ts";
 import { type Console, failurePage, render } from "./_context.ts";
 import {
+  grid,
   type Html,
   html,
   keyLink,
   notice,
   plural,
+  PROBLEM_WORDS,
+  query,
   runLink,
   taintMark,
   text,
@@ -18,8 +21,8 @@ import {
 } from "./_html.ts";
 import type { TakenAudit } from "./_audit_cache.ts";
 
-/** The most memories the list shows on one page (the store holds at most 1,024). */
-const PAGE = 1024;
+/** Memories on one page of the list or of a search (the store holds at most 1,024). */
+const PAGE = 200;
 
 async function listed(con: Console) {
   const found = await listWithHeads(con.store);
@@ -33,39 +36,29 @@ function damageSection(taken: TakenAudit): Html {
   if (damaged.length === 0 && chain.length === 0) {
     return html`<p class="audit-ok">The audit at ${when(taken.at)} found no damaged entry.</p>`;
   }
+  const rows = [
+    ...damaged.map((e) => [
+      e.key === undefined ? text(e.name) : keyLink(e.key),
+      PROBLEM_WORDS[e.problem ?? ""] ?? e.problem,
+      text(e.reason),
+    ]),
+    ...chain.map((p) => [
+      html`${keyLink(p.key)}${
+        p.revision === undefined ? "" : html`
+          revision ${text(p.revision)}
+        `
+      }`,
+      `history: ${p.problem}`,
+      text(p.reason),
+    ]),
+  ];
   return html`
-    <section class="damaged">
-      <h2>Damaged (audit at ${when(taken.at)})</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>name</th>
-            <th>problem</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${damaged.map((e) =>
-          html`
-            <tr>
-              <td>${e.key === undefined ? text(e.name) : keyLink(e.key)}</td>
-              <td>${e.problem ?? ""}</td>
-              <td>${text(e.reason)}</td>
-            </tr>
-          `
-        )}${chain.map((p) =>
-          html`
-            <tr>
-              <td>${keyLink(p.key)}${p.revision === undefined ? "" : html`
-                revision ${text(p.revision)}
-              `}</td>
-              <td>history: ${p.problem}</td>
-              <td>${text(p.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-      <p><a href="/check">Check the store now</a> for the full report.</p>
-    </section>
+    <section
+      class="damaged"><h2>Damaged (audit at ${when(taken.at)})</h2>${grid([
+        "name",
+        "problem",
+        "reason",
+      ], rows)}<p><a href="/check">Check the store now</a> for the full report.</p></section>
   `;
 }
 
@@ -133,13 +126,14 @@ export async function memoriesPage(c: Context, con: Console) {
       `
     }
 </form>`;
+    const pageNo = Math.max(1, Number.parseInt(c.req.query("page") ?? "1") || 1);
+    const shown = (all: readonly Row[]) =>
+      html`${table(all.slice((pageNo - 1) * PAGE, pageNo * PAGE), head)}${
+        pager(q, pageNo, all.length)
+      }`;
     let rows: Html;
-    if (q.trim() === "") {
-      rows = table(
-        items.slice(0, PAGE).map((i) => ({ key: i.key, description: i.description })),
-        head,
-      );
-    } else {
+    if (q.trim() === "") rows = shown(items);
+    else {
       const found = await searchMemories(con.store, q);
       rows = html`<p class="found">${
         found.terms.length === 0
@@ -147,7 +141,7 @@ export async function memoriesPage(c: Context, con: Console) {
           : `${plural(found.matches.length, "memory matches", "memories match")} (${
             plural(found.searched, "memory", "memories")
           } searched; best first, ranked as memory_search ranks them).`
-      }</p>${table(found.matches, head)}`;
+      }</p>${shown(found.matches)}`;
     }
     return render(c, con, "Memories", html`${counts}${form}${rows}${damageSection(taken)}`);
   } catch (e) {
@@ -155,8 +149,21 @@ export async function memoriesPage(c: Context, con: Console) {
   }
 }
 
+type Row = { readonly key: string; readonly description: string; readonly snippet?: string };
+
+function pager(q: string, pageNo: number, total: number): Html {
+  const pages = Math.ceil(total / PAGE);
+  if (pages <= 1) return html``;
+  const link = (p: number) => `/memories${query({ q, page: p === 1 ? undefined : p })}`;
+  return html`<p class="pager">${
+    pageNo > 1 ? html`<a rel="prev" href="${link(pageNo - 1)}">← previous</a>` : ""
+  } page ${pageNo} of ${pages} ${
+    pageNo < pages ? html`<a rel="next" href="${link(pageNo + 1)}">next →</a>` : ""
+  }</p>`;
+}
+
 function table(
-  rows: readonly { key: string; description: string; snippet?: string }[],
+  rows: readonly Row[],
   head: ReadonlyMap<string, Version>,
 ): Html {
   if (rows.length === 0) return notice("info", html`No memory to show.`);

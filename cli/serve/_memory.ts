@@ -13,15 +13,14 @@ import {
   type Version,
 } from "../../mod.ts";
 import {
+  changeForm,
   type Console,
   csrfField,
   failurePage,
   operatorScope,
-  readOnlyPage,
   render,
 } from "./_context.ts";
 import { diffView, type Side } from "./_diff.ts";
-import { sameOriginForm } from "./_guard.ts";
 import {
   body,
   type Html,
@@ -236,11 +235,8 @@ ${diffView(now, to)}${action}`,
 /** `POST /memory/:key/restore`. */
 export async function restorePost(c: Context, con: Console) {
   const key = c.req.param("key")!;
-  if (!con.chrome.writable) return readOnlyPage(c, con);
-  const form = await c.req.parseBody();
-  if (!sameOriginForm(c, con.door, form)) {
-    return c.text("agentmem console: not this console's form", 403);
-  }
+  const form = await changeForm(c, con);
+  if (form instanceof Response) return form;
   try {
     const versions = await history(con.store, key);
     const target = find(versions, key, String(form.rev ?? ""));

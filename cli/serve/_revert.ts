@@ -3,68 +3,57 @@
 // key's newest revision): if the store moved meanwhile, nothing is written and the new plan is shown.
 
 import type { Context } from "hono";
-import { history, readVersion, revertRun, type Version } from "../../mod.ts";
+import { history, readVersion, type RevertAction, revertRun, type Version } from "../../mod.ts";
 import {
+  changeForm,
   type Console,
   csrfField,
   failurePage,
   operatorScope,
-  readOnlyPage,
   render,
 } from "./_context.ts";
 import { diffView, type Side } from "./_diff.ts";
-import { sameOriginForm } from "./_guard.ts";
-import { type Html, html, keyLink, notice, plural, seg, text } from "./_html.ts";
+import { type Html, html, keyLink, notice, plural, runLink, seg, text } from "./_html.ts";
 
-/** What the revert does to one key. */
-export interface KeyPlan {
-  readonly key: string;
-  /** `deleted`: the run created it; `restored`/`recreated`: to `revision`; `unchanged`: nothing. */
-  readonly action: "deleted" | "restored" | "recreated" | "unchanged";
-  /** The revision whose text the key gets back (restored, recreated). */
-  readonly revision?: string | undefined;
-  /** The key's newest version now. */
+/** What the revert does to one key (the library's own plan), with the key's newest version. */
+export interface KeyPlan extends RevertAction {
   readonly head: Version;
 }
 
 /** A revert's dry run, per key. */
 export interface Plan {
   readonly keys: KeyPlan[];
+  /** Keys the run wrote that already hold what they held before it. */
+  readonly already: readonly string[];
   readonly conflicts: { readonly key: string; readonly reason: string }[];
   /** Every key's newest revision, which the confirmation carries. */
   readonly fingerprint: string;
 }
 
-async function oldestFirst(con: Console, key: string): Promise<Version[]> {
-  return [...await history(con.store, key)].reverse();
+async function headOf(con: Console, key: string): Promise<Version | undefined> {
+  return (await history(con.store, key))[0];
 }
 
-/** The dry run of reverting `run`, with what it does to each key. */
+/** The dry run of reverting `run`: `revertRun`'s per-key actions, with each key's head now. */
 export async function planRevert(con: Console, run: string): Promise<Plan> {
   const dry = await revertRun(con.store, run, { dryRun: true });
   const keys: KeyPlan[] = [];
   const heads: string[] = [];
-  for (const { key } of dry.actions) {
-    const vs = await oldestFirst(con, key);
-    const first = vs.findIndex((v) => v.run === run);
-    const before = first > 0 ? vs[first - 1] : undefined;
-    const head = vs.at(-1)!;
-    heads.push(`${key}@${head.revision}`);
-    if (before === undefined || before.op === "delete") {
-      keys.push({ key, action: head.op === "delete" ? "unchanged" : "deleted", head });
-    } else {
-      keys.push({
-        key,
-        action: head.op === "delete" ? "recreated" : "restored",
-        revision: before.revision,
-        head,
-      });
-    }
+  for (const action of dry.actions) {
+    const head = await headOf(con, action.key);
+    if (head === undefined) continue; // pruned meanwhile: the revert will say so
+    heads.push(`${action.key}@${head.revision}`);
+    keys.push({ ...action, head });
   }
   for (const { key } of dry.conflicts) {
-    heads.push(`${key}@${(await oldestFirst(con, key)).at(-1)?.revision ?? "-"}`);
+    heads.push(`${key}@${(await headOf(con, key))?.revision ?? "-"}`);
   }
-  return { keys, conflicts: dry.conflicts, fingerprint: heads.sort().join(" ") };
+  return {
+    keys,
+    already: dry.already,
+    conflicts: dry.conflicts,
+    fingerprint: heads.sort().join(" "),
+  };
 }
 
 // The text `revision` holds (none: `undefined`, a deleted memory).
@@ -79,16 +68,14 @@ async function textAt(
   return { title, description: e.description, content: e.content };
 }
 
-function what(k: KeyPlan): Html {
+function what(k: RevertAction): Html {
   switch (k.action) {
     case "deleted":
       return html`deleted (the run created it)`;
     case "restored":
-      return html`restored to revision ${k.revision}`;
-    case "recreated":
-      return html`re-created as revision ${k.revision} held (the run deleted it)`;
+      return html`restored to revision ${k.revision ?? "?"}`;
     default:
-      return html`nothing to write (the run created and deleted it)`;
+      return html`re-created as revision ${k.revision ?? "?"} held (the run deleted it)`;
   }
 }
 
@@ -106,19 +93,28 @@ async function planView(con: Console, run: string, plan: Plan): Promise<Html> {
       k.revision,
       k.revision === undefined ? "after: deleted" : `after (what revision ${k.revision} held)`,
     );
-    return html`<li class="plan plan-${k.action}"><p>${keyLink(k.key)}: <b>${what(k)}</b></p>${
-      k.action === "unchanged"
-        ? ""
-        : html`<details open><summary>What changes in ${text(k.key)}</summary>${
-          diffView(now, target)
-        }</details>`
-    }</li>`;
+    return html`
+      <li class="plan plan-${k.action}">
+        <p>${keyLink(k.key)}: <b>${what(k)}</b></p>
+        <details open><summary>What changes in ${text(k.key)}</summary>${diffView(
+          now,
+          target,
+        )}</details>
+      </li>
+    `;
   }));
   return html`<h2>Per key (${plural(plan.keys.length, "key", "keys")} to revert)</h2>
 ${
     plan.keys.length === 0
       ? notice("info", html`No key would be reverted.`)
       : html`<ul class="plan">${rows}</ul>`
+  }
+${
+    plan.already.length === 0
+      ? ""
+      : html`<p>Already as before the run (nothing to write): ${
+        plan.already.map((k, i) => html`${i === 0 ? "" : ", "}${keyLink(k)}`)
+      }</p>`
   }
 ${
     plan.conflicts.length === 0
@@ -168,11 +164,8 @@ export async function revertPreviewPage(c: Context, con: Console) {
 /** `POST /run/:run/revert`: the revert, if the store still matches the plan confirmed. */
 export async function revertPost(c: Context, con: Console) {
   const run = c.req.param("run")!;
-  if (!con.chrome.writable) return readOnlyPage(c, con);
-  const form = await c.req.parseBody();
-  if (!sameOriginForm(c, con.door, form)) {
-    return c.text("agentmem console: not this console's form", 403);
-  }
+  const form = await changeForm(c, con);
+  if (form instanceof Response) return form;
   try {
     const plan = await planRevert(con, run);
     if (plan.fingerprint !== form.plan) {
@@ -196,7 +189,6 @@ export async function revertPost(c: Context, con: Console) {
         plural(result.conflicts.length, "conflict", "conflicts")
       }`,
     );
-    const planned = new Map(plan.keys.map((k) => [k.key, k]));
     return render(
       c,
       con,
@@ -210,10 +202,15 @@ export async function revertPost(c: Context, con: Console) {
         )
       }
 <ul class="plan">${
-        result.reverted.map((k) =>
-          html`<li>${keyLink(k)}: ${planned.has(k) ? what(planned.get(k)!) : "reverted"}</li>`
+        result.actions.map((a) =>
+          html`<li>${keyLink(a.key)}: ${what(a)}${
+            a.wrote === undefined ? "" : html`
+              (now revision ${a.wrote})
+            `
+          }</li>`
         )
       }</ul>
+<p>The revert's own writes carry run ${runLink(result.by)}, so it can be undone in turn.</p>
 ${
         result.conflicts.length === 0
           ? ""

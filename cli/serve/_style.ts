@@ -22,7 +22,8 @@ h2 { font-size: 16px; margin: 1.5rem 0 .5rem; }
 a { color: var(--accent); }
 table { border-collapse: collapse; background: #fff; border: 1px solid var(--line); width: 100%; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top;
-  overflow-wrap: anywhere; }
+  overflow-wrap: break-word; }
+th, time, .tainted, td.op, .key, .run { white-space: nowrap; }
 th { background: #eef1f4; font-weight: 600; font-size: 12px; }
 tr.row-tainted td { background: #fff4f2; }
 .tainted { background: var(--bad); color: #fff; border-radius: 3px; padding: 0 .35rem; font-size: 12px;

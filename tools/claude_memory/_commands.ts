@@ -1,7 +1,7 @@
 // The store side of Claude's memory tool: who runs a command, the revision-checked edit loop and
 // rename, and store failures in the words the SDK's filesystem tool uses.
 
-import { MemoryError } from "../../store/errors.ts";
+import { type BudgetError, MemoryError } from "../../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../../store/limits.ts";
 import type { Scope } from "../../store/scope.ts";
 import type { CallOptions, Entry, Store } from "../../store/types.ts";
@@ -10,6 +10,7 @@ import { withSpan } from "../../store/_telemetry.ts";
 import { CommandError, describeText } from "./_files.ts";
 import { pathOf, ROOT } from "./_paths.ts";
 import { commandScope, keepTaint } from "./_scope.ts";
+import { budgetText } from "../_refusals.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 24;
@@ -54,6 +55,8 @@ export function storeError(
       return fail(`Refused: the store does not accept ${path}. Nothing was written.`);
     case "read_only":
       return fail("Refused: memory is read-only in this run. Nothing was changed.");
+    case "budget":
+      return fail(budgetText(e as BudgetError));
     case "stale":
       return fail(
         `The file ${path} kept changing while this run edited it, so the edit was not made. ` +

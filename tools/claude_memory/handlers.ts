@@ -28,6 +28,9 @@ import {
 } from "./_commands.ts";
 import { checkWay, deleteFolder, needsPlaceCheck, occupied, renameFolder } from "./_folders.ts";
 import { inside, placedItems, viewFolder } from "./_view.ts";
+import { protectedStore, refuseProtected } from "./_protect.ts";
+import { refuseOverBudget } from "./_budget.ts";
+import { checkKeyRules } from "../_key_rules.ts";
 
 export type {
   AnthropicMemoryHandlers,
@@ -66,9 +69,16 @@ export interface AnthropicMemoryHandlersOptions {
    * own.
    */
   readonly ordered?: boolean | undefined;
+  /**
+   * Keys whose files the model may view but never create, edit, rename or delete: exact keys,
+   * or prefixes ending in "." (`"policy."`). Such a command is refused, naming the rule, and
+   * changes nothing (a folder delete or rename that would touch one changes no file). The store's
+   * own API and the CLI are not restricted. Default: none.
+   */
+  readonly protect?: readonly string[] | undefined;
 }
 
-const OPTION_FIELDS = ["scope", "readOnly", "viewMaxChars", "ordered"];
+const OPTION_FIELDS = ["scope", "readOnly", "viewMaxChars", "ordered", "protect"];
 
 /**
  * Handlers for Claude's native memory tool over `store`, to pass to the Anthropic SDK's
@@ -125,7 +135,7 @@ const OPTION_FIELDS = ["scope", "readOnly", "viewMaxChars", "ordered"];
  * ```
  *
  * @param store The store; any `Store` works.
- * @param options The run's `scope`, `readOnly`, `viewMaxChars` and `ordered`.
+ * @param options The run's `scope`, `readOnly`, `viewMaxChars`, `ordered` and `protect`.
  * @returns The handlers, for `betaMemoryTool(handlers)` from `@anthropic-ai/sdk/helpers/beta/memory`.
  * @throws {ConfigError} when `store` is not a store or an option is invalid.
  */
@@ -133,8 +143,8 @@ export function anthropicMemoryHandlers(
   store: Store,
   options: AnthropicMemoryHandlersOptions,
 ): AnthropicMemoryHandlers {
-  const { backend, scope, readOnly, viewMaxChars, ordered } = checkOptions(store, options);
-  const s = instrument(store);
+  const { backend, scope, readOnly, viewMaxChars, ordered, protect } = checkOptions(store, options);
+  const s = protectedStore(instrument(store), protect);
   const writable = (command: string) => {
     if (readOnly || isReadOnly(store)) {
       throw new CommandError(
@@ -234,6 +244,11 @@ export function anthropicMemoryHandlers(
       }
       const names = folderOf(p);
       if (names === undefined) throw new CommandError(`The path ${path} does not exist`);
+      if (protect.length > 0 || scope?.budget !== undefined) {
+        const files = inside(await placedItems(run), names).map((i) => i.key);
+        refuseProtected(protect, files);
+        refuseOverBudget(scope, { writes: 0, deletes: files.length });
+      }
       await deleteFolder(run, names);
       return `Successfully deleted ${path}`;
     },
@@ -250,6 +265,8 @@ export function anthropicMemoryHandlers(
       checkWay(items, to.names, to.path);
       const fromKey = from.slash ? undefined : fileKey(from);
       if (fromKey !== undefined && items.some((i) => i.key === fromKey)) {
+        refuseProtected(protect, [fromKey, keyOf(to)]);
+        refuseOverBudget(scope, { writes: 1, deletes: 1 });
         await renameFile(run, fromKey, keyOf(to));
         return `Successfully renamed ${old_path} to ${new_path}`;
       }
@@ -265,6 +282,14 @@ export function anthropicMemoryHandlers(
             ".md. Nothing was changed.",
         );
       }
+      if (protect.length > 0) {
+        const moved = held.map((i) => [...target, ...i.names.slice(names.length)].join("/"));
+        refuseProtected(protect, [
+          ...held.map((i) => i.key),
+          ...moved.map((path) => keyOf(parsePath(`${ROOT}/${path}`))),
+        ]);
+      }
+      refuseOverBudget(scope, { writes: held.length, deletes: held.length });
       await renameFolder(run, held, { from: names, to: target });
       return `Successfully renamed ${old_path} to ${new_path}`;
     },
@@ -310,6 +335,7 @@ function checkOptions(store: Store, options: AnthropicMemoryHandlersOptions): {
   readOnly: boolean;
   viewMaxChars: number;
   ordered: boolean;
+  protect: readonly string[];
 } {
   const action = "make the memory tool handlers";
   const backend = checkStore(store, action);
@@ -324,6 +350,7 @@ function checkOptions(store: Store, options: AnthropicMemoryHandlersOptions): {
     readOnly: o.boolean("readOnly") === true,
     viewMaxChars: o.integer("viewMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
     ordered: o.boolean("ordered") ?? true,
+    protect: checkKeyRules(action, "protect", o.fields.protect),
   };
 }
 
