@@ -144,6 +144,7 @@ export {
 } from "./tools/tool.ts";
 export {
   DEFAULT_LIST_CHARS,
+  type HybridSearchOptions,
   memoryTools,
   type MemoryToolsOptions,
   MIN_LIST_CHARS,

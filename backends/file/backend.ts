@@ -36,6 +36,7 @@ import type { HistoryRetention, Version } from "../../store/types.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/types.ts";
 import { exists, notFound, occupied, stale } from "./refusals.ts";
+import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
 /** The mode of every entry and temp file, whatever the umask. */
@@ -63,9 +64,12 @@ export class FileBackend implements BackendOps {
   readonly #versioned: VersionedWriter | undefined;
   /** The store's history, with history on. */
   readonly history: HistoryOps | undefined;
+  /** The search's vector cache and other records beside the memories (sidecar.ts). */
+  readonly sidecar: FileSidecar;
 
   constructor(config: FileConfig) {
     this.#c = config;
+    this.sidecar = new FileSidecar(config.root);
     this.#ns = namespaceOf(config.root);
     this.#dirSync = new DirSync(config.root);
     this.#capacity = new CapacityCheck(config.root);

@@ -36,6 +36,8 @@ Deno.test("memory tools pass via (their name) and callId (the tool call's id) on
     ["list", "memory_list", "call_4"],
     ["list", "memory_search", "call_5"],
     ["read", "memory_search", "call_5"],
+    // The hit shown, read again with the version that wrote it (its tainted mark).
+    ["read", "memory_search", "call_5"],
     ["delete", "memory_delete", "call_6"],
   ]);
   // A call id a store would refuse is left out, never a failed call.
