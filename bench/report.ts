@@ -1,6 +1,6 @@
 // The benchmark's tables, as Markdown (printed on stdout and embedded in BENCH.md); BENCH.md from
 // a run's results, and `deno task bench:report [results.json]`, which re-renders it from a saved
-// file. The page is bench/template.md with its `{{name}}` fields filled, and bench/analysis.md; the
+// file. The page is bench/template.md with its `{{name}}` fields filled, and bench/summary.md; the
 // generated files go through `deno fmt`, so `deno fmt --check` passes.
 
 import { fmtBytes, fmtMs, fmtRate, section, table } from "./_format.ts";
@@ -182,8 +182,8 @@ export function consoleSection(): string {
     "bring them up to date.\n";
 }
 
-/** BENCH.md for `results`, with `analysis` (Markdown) under "Analysis" if given. */
-export function renderBenchMd(results: Results, analysis?: string): string {
+/** BENCH.md for `results`, with `summary` (Markdown) under "Summary" if given. */
+export function renderBenchMd(results: Results, overview?: string): string {
   const { machine: m, notes, summary } = results;
   const c = results.config;
   const nats = m.natsServer === "not used"
@@ -208,16 +208,19 @@ export function renderBenchMd(results: Results, analysis?: string): string {
     invariants: invariantsText(results),
     listEntries: summary.list[0]?.entries ?? c.listEntries,
     notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",
-    analysis: analysis ? `## Analysis\n\n${analysis.trim()}` : "",
+    overview: overview ? `## Summary\n\n${overview.trim()}` : "",
   };
   const template = Deno.readTextFileSync(new URL("template.md", import.meta.url));
   return template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(fields[name]));
 }
 
-/** Writes BENCH.md from `results`, with bench/analysis.md as its analysis. */
+/**
+ * Writes BENCH.md from `results`, with bench/summary.md as its summary (the analysis is
+ * docs/performance.md).
+ */
 export async function writeBenchMd(results: Results): Promise<void> {
-  const analysis = await Deno.readTextFile(new URL("analysis.md", import.meta.url)).catch(() => "");
-  await Deno.writeTextFile(new URL("BENCH.md", ROOT), renderBenchMd(results, analysis));
+  const overview = await Deno.readTextFile(new URL("summary.md", import.meta.url)).catch(() => "");
+  await Deno.writeTextFile(new URL("BENCH.md", ROOT), renderBenchMd(results, overview));
   const args = ["fmt", "--quiet", "BENCH.md", "bench/results.json"];
   const fmt = { args, cwd: ROOT, stdout: "null", stderr: "piped" } as const;
   const out = await new Deno.Command(Deno.execPath(), fmt).output();

@@ -13,7 +13,7 @@ import {
   toAnthropicRunnableTools,
 } from "../../mod.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "./_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_lib/sdk_fetch.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 Deno.test("memory tools pass via (their name) and callId (the tool call's id) on every store call", async () => {
