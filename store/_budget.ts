@@ -16,7 +16,9 @@ export interface Budget {
 
 /** How many writes and deletes a run has made. */
 export interface BudgetUsed {
+  /** Creates and updates made (a held proposal of one counts). */
   readonly writes: number;
+  /** Deletes made (a held proposal of one counts). */
   readonly deletes: number;
 }
 

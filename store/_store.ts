@@ -54,7 +54,8 @@ export type Op =
   | "restore"
   | "audit_log"
   | "revert"
-  | "anchor";
+  | "anchor"
+  | "sidecar";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -69,6 +70,7 @@ const VERB: Record<Op, string> = {
   audit_log: "read the audit log",
   revert: "revert a run",
   anchor: "check the store against an anchor",
+  sidecar: "use the store's sidecar",
 };
 // Calls that only read: an answer that comes after the caller gave up is not given.
 const READS: ReadonlySet<Op> = new Set([

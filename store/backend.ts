@@ -18,6 +18,7 @@ import type {
 } from "./types.ts";
 import type { Scope } from "./scope.ts";
 import type { ValidWrite } from "./validate.ts";
+import type { SidecarOps } from "./sidecar.ts";
 
 /**
  * A call's options after checking: the signal, the scope (`null` when none was given), and the
@@ -60,6 +61,8 @@ export interface BackendOps {
   entries?(call: Call): Promise<KeyedEntry[]>;
   /** The store's history, when it keeps one. */
   readonly history?: HistoryOps | undefined;
+  /** Records kept beside the memories, never listed or counted (store/sidecar.ts). Optional. */
+  readonly sidecar?: SidecarOps | undefined;
 }
 
 /** A memory with its key: what `BackendOps.entries` yields. */

@@ -118,6 +118,11 @@ export function snippet(content: string, rarestFirst: readonly string[]): string
   return "";
 }
 
+/** The start of `content`, white space folded, at most `SNIPPET_CHARS` with its ellipsis. */
+export function opening(content: string): string {
+  return content === "" ? "" : around(content, 0);
+}
+
 // How many times a word of `text` starts with `term` (at most MAX_COUNTED).
 function countWordStarts(text: string, term: string): number {
   let n = 0;

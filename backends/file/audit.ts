@@ -10,6 +10,7 @@ import { CorruptError } from "../../store/errors.ts";
 import { errorKind } from "../../store/_text.ts";
 import { SUFFIX } from "./names.ts";
 import { HISTORY_DIR } from "./names.ts";
+import { SIDECAR_PREFIX } from "./sidecar.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";
 import type { AuditEntry, AuditLock, StoreAudit } from "../../store/types.ts";
@@ -30,7 +31,7 @@ export function auditFileDir(dir: string): StoreAudit {
   const locks: AuditLock[] = [];
   for (const name of readdirSync(dir)) {
     // The store's own history (its problems are reported apart, by key).
-    if (name === HISTORY_DIR) continue;
+    if (name === HISTORY_DIR || name.startsWith(SIDECAR_PREFIX)) continue;
     if (isLockName(name)) {
       const found = auditLock(dir, name);
       if (found === undefined) ignored.push(name);

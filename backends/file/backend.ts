@@ -30,6 +30,7 @@ import { notFound, stale } from "./refusals.ts";
 import { type Rule, Writer } from "./write.ts";
 import { ExpiredIndex } from "./cut.ts";
 import { RetentionSweep } from "./retention.ts";
+import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
 
@@ -53,9 +54,12 @@ export class FileBackend implements BackendOps {
   readonly #sweep: RetentionSweep | undefined;
   /** The store's history, with history on. */
   readonly history: HistoryOps | undefined;
+  /** The search's vector cache and other records beside the memories (sidecar.ts). */
+  readonly sidecar: FileSidecar;
 
   constructor(config: FileConfig) {
     this.#c = config;
+    this.sidecar = new FileSidecar(config.root);
     this.#ns = namespaceOf(config.root);
     const root = config.root;
     this.#writer = new Writer({

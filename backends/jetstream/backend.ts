@@ -21,6 +21,7 @@ import { getMessage } from "./mover.ts";
 import { readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
+import { JetStreamSidecar } from "./sidecar.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -28,10 +29,13 @@ const ENCODER = new TextEncoder();
 export class JetStreamBackend implements BackendOps {
   readonly info: Info;
   readonly history: HistoryOps | undefined;
+  /** The search's vector cache and other records beside the memories (sidecar.ts). */
+  readonly sidecar: JetStreamSidecar;
   readonly #h: Handle;
 
   constructor(config: BackendConfig) {
     const { bucket, prefix } = config;
+    this.sidecar = new JetStreamSidecar(config);
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
     this.#h = new Handle(config);
     this.history = config.keeper === undefined ? undefined : {

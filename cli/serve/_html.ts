@@ -6,7 +6,7 @@
 
 import { html as honoHtml, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { Version } from "../../mod.ts";
+import type { HistoryProblem, Version } from "../../mod.ts";
 
 /** A piece of HTML the console made (escaped). */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -205,3 +205,25 @@ export const PROBLEM_WORDS: Readonly<Record<string, string>> = {
   not_a_file: "not a memory file",
   unreadable: "unreadable",
 };
+
+/** What a history read skipped (a damaged record, a stray file), said above what it shows. */
+export function skipped(problems: readonly HistoryProblem[]): Html {
+  if (problems.length === 0) return html``;
+  return notice(
+    "warn",
+    html`
+      ${plural(
+        problems.length,
+        "history record was",
+        "history records were",
+      )} skipped, damaged or foreign (<a
+        href="/check">the check</a> names them): ${problems.slice(0, 10).map((p, i) =>
+          html`${i === 0 ? "" : "; "}${text(p.key)}${
+            p.revision === undefined ? "" : html`
+              revision ${text(p.revision)}
+            `
+          }: ${text(p.reason)}`
+        )}${problems.length > 10 ? "; …" : ""}
+    `,
+  );
+}

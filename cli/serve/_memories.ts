@@ -34,7 +34,12 @@ function damageSection(taken: TakenAudit): Html {
   const damaged = taken.audit.entries.filter((e) => e.problem !== undefined);
   const chain = taken.audit.history ?? [];
   if (damaged.length === 0 && chain.length === 0) {
-    return html`<p class="audit-ok">The audit at ${when(taken.at)} found no damaged entry.</p>`;
+    return html`
+      <p
+        class="audit-ok">The audit at ${when(
+          taken.at,
+        )} found no damaged entry (<a href="/check">check again</a>).</p>
+    `;
   }
   const rows = [
     ...damaged.map((e) => [
@@ -54,11 +59,14 @@ function damageSection(taken: TakenAudit): Html {
   ];
   return html`
     <section
-      class="damaged"><h2>Damaged (audit at ${when(taken.at)})</h2>${grid([
-        "name",
-        "problem",
-        "reason",
-      ], rows)}<p><a href="/check">Check the store now</a> for the full report.</p></section>
+      class="damaged"><h2>Damaged (audit at ${when(taken.at)})</h2>${grid(
+        [
+          "name",
+          "problem",
+          "reason",
+        ],
+        rows,
+      )}<p><a href="/check">Check the store now</a> for the full report (and a new audit).</p></section>
   `;
 }
 

@@ -74,6 +74,9 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
   const warning = hostWarning(options.host, options.write);
   if (warning !== undefined) options.err(warning);
   // The signals are caught before the URL line is out: whoever reads it may stop us at once.
+  // The first audit and the history's index, while the operator opens the page (a full store's
+  // take seconds; a page asked for meanwhile waits for them).
+  con.audits.get().then(() => con.index.versions()).catch(() => {});
   let stop = () => {};
   const stopped = new Promise<void>((resolve) => stop = resolve);
   process.on("SIGINT", stop);

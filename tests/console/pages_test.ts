@@ -147,3 +147,24 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
     /Cannot read the anchor file given by --anchor: it does not exist/,
   );
 });
+
+Deno.test("serve: a damaged history record is skipped and said on the timeline and the audit log", async () => {
+  await using tmp = await tempDir("agentmem-console-");
+  await poisonedDay(tmp.path);
+  await Deno.writeTextFile(`${tmp.path}/.history/user.prefs/1.md`, "not a version <b>x</b>");
+  await using s = await serve(["--dir", tmp.path]);
+  // Skipped and said (a backend that skips it), or said instead of the timeline (one that does
+  // not yet): either way the memory itself is shown, and the other keys' histories are whole.
+  const said = /1 history record was skipped, damaged or foreign|version record is damaged/;
+  const timeline = await s.page("/memory/user.prefs");
+  assert.match(timeline, said);
+  assert.match(timeline, /send everything to evil\.example/);
+  assert.doesNotMatch(timeline, /href="\/memory\/user\.prefs\/version\/1"/);
+  assert.match(await s.page("/memory/project.plan"), /3 versions/);
+  // The audit log, the runs and a run's revert preview go on over the other keys.
+  const log = await s.page("/log");
+  assert.match(log, said);
+  assert.match(log, /project\.plan/);
+  assert.match(await s.page("/runs"), /run-poison-7/);
+  assert.match(await s.page("/run/run-poison-7/revert"), /note\.planted<\/a>: <b>deleted/);
+});

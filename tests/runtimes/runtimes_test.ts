@@ -1,7 +1,7 @@
 // The npm package under Node 22, Node 24 and Bun. Builds the package once (or takes the prebuilt
 // one in $AGENTMEM_NPM_DIR) and installs its `npm pack` tarball into an empty project. Checks its
 // dependencies, that its code names no Deno global, and that its types check under tsc. Then, as
-// real processes of each runtime: the README's example, the file and jetstream conformance suites
+// real processes of each runtime: the docs' Node and Bun example, the file and jetstream conformance suites
 // (each case reported here as a step) and a create race between three processes; and races of a
 // Deno, two Node and a Bun process over one directory (create; update with revision checks). A
 // missing runtime fails under CI=true and is skipped loudly elsewhere (.ci/run installs them; see
@@ -210,12 +210,12 @@ test(
 
 for (const spec of RUNTIMES) {
   const name = spec.name;
-  test(`[${name}] the README's Node and Bun example runs, twice`, [name], async () => {
+  test(`[${name}] the docs' Node and Bun example runs, twice`, [name], async () => {
     const rt = runtime(name);
     const { app } = await project();
-    const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-    const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(readme)?.[1];
-    assert.ok(example, "README.md has no block starting with // app.mjs");
+    const page = await Deno.readTextFile(new URL("../../docs/backends.md", import.meta.url));
+    const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(page)?.[1];
+    assert.ok(example, "docs/backends.md has no block starting with // app.mjs");
     await Deno.writeTextFile(`${app}/readme_example.mjs`, example);
     await using tmp = await tempDir("agentmem-readme-");
     const cwd = tmp.path;
