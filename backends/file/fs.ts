@@ -83,18 +83,6 @@ export function openForRead(path: string): number {
   return fs.openSync(path, READ_FLAGS);
 }
 
-/** Whether this process may open `path` for reading (false when permission is denied). */
-export function mayRead(path: string): boolean {
-  try {
-    fs.closeSync(fs.openSync(path, READ_FLAGS));
-    return true;
-  } catch (e) {
-    const code = errorKind(e);
-    if (code === "EACCES" || code === "EPERM") return false;
-    return true;
-  }
-}
-
 /**
  * Reads a regular file from `fd` into `buf`, from the file's offset `start`, until its end or the
  * end of `buf`; the number of bytes in `buf` after it. A read of a regular file returns less than
@@ -212,18 +200,6 @@ export function makeDir(dir: string, mode: number): void {
   // The umask may have taken bits from the mode of a directory made here; one that already
   // existed keeps the mode its operator gave it.
   if (fs.mkdirSync(dir, { recursive: true, mode }) !== undefined) fs.chmodSync(dir, mode);
-}
-
-/** Creates `dir` (its parent must exist) with exactly `mode`; false when it already exists. */
-export function makeSubdir(dir: string, mode: number): boolean {
-  try {
-    fs.mkdirSync(dir, { mode });
-  } catch (e) {
-    if (errorKind(e) === "EEXIST") return false;
-    throw e;
-  }
-  fs.chmodSync(dir, mode);
-  return true;
 }
 
 /** The canonical path of `path` (symlinks resolved). */

@@ -14,10 +14,20 @@ import { errorKind } from "../../store/_text.ts";
 import { type Dir, namesIn, openDir } from "./dirs.ts";
 import { appendExpired, type ExpiredIndex, readCut, writeCut } from "./cut.ts";
 import { readKey, readVersionFile } from "./chain.ts";
-import { acquire, type HeldLock, lockPath, release } from "./lock.ts";
-import { HISTORY_DIR, legalKey, pendingDeleteName, SWEPT_NAME, versionName } from "./names.ts";
+import { type HeldLock, lockPath, release, tryAcquire } from "./lock.ts";
+import {
+  HISTORY_DIR,
+  legalKey,
+  pendingDeleteName,
+  seqOfName,
+  SWEPT_NAME,
+  versionName,
+} from "./names.ts";
+import type { VersionRecord } from "./envelope.ts";
 import { removeIfSame } from "./fs.ts";
 
+// How long housekeeping waits for a key's lock before it leaves the key for the next time.
+const LOCK_TRY_MS = 100;
 // The most versions one prune cuts (the next one goes on).
 const MAX_CUT = 256;
 
@@ -61,6 +71,25 @@ export async function prune(
   }
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MAX_REMEMBERED = 100_000;
+
+// The record of a key's newest version (by the names in its directory, then one read), or of its
+// delete still beside the head.
+function newestRecord(hd: Dir, key: string): VersionRecord | undefined {
+  const kd = openDir(hd, key);
+  if (kd === undefined) return undefined;
+  try {
+    let top = 0;
+    for (const { name } of namesIn(kd)) top = Math.max(top, seqOfName(name) ?? 0);
+    if (top === 0) return undefined;
+    const f = readVersionFile(kd.at(versionName(top)), { key, seq: top, verify: false });
+    return typeof f === "string" ? undefined : f.record;
+  } finally {
+    kd.close();
+  }
+}
+
 /** How many names a walk looks at: at open, and every `SWEEP_EVERY` writes. */
 const OPEN_BUDGET = 64;
 const WRITE_BUDGET = 8;
@@ -75,6 +104,8 @@ export class RetentionSweep {
   #at = 0;
   #writes = 0;
   #running = false;
+  // Keys seen not due, and when they may be.
+  readonly #notBefore = new Map<string, number>();
 
   constructor(o: { root: string; retention: HistoryRetention; expired: ExpiredIndex }) {
     this.#root = o.root;
@@ -137,9 +168,24 @@ export class RetentionSweep {
     return out;
   }
 
-  // Whether `key` was deleted more than `days` ago (and nothing is wrong in its history).
+  // Whether `key` was deleted more than `days` ago (and nothing is wrong in its history). A key
+  // seen not due yet is not looked at again before it can be.
   #due(hd: Dir, key: string): boolean {
-    if (fs.existsSync(`${this.#root}/${key}.md`)) return false;
+    if (fs.existsSync(`${this.#root}/${key}.md`)) {
+      this.#notBefore.delete(key);
+      return false;
+    }
+    const now = Date.now();
+    if ((this.#notBefore.get(key) ?? 0) > now) return false;
+    // The newest version decides; only a key whose newest is an old delete is read whole.
+    const newest = newestRecord(hd, key);
+    const at = newest === undefined ? NaN : Date.parse(newest.at);
+    if (newest?.op !== "delete" || !(at < now - this.#retention.days * DAY_MS)) {
+      const wait = newest?.op === "delete" ? at + this.#retention.days * DAY_MS : now + DAY_MS;
+      this.#notBefore.set(key, Number.isNaN(wait) ? now + DAY_MS : wait);
+      if (this.#notBefore.size > MAX_REMEMBERED) this.#notBefore.clear();
+      return false;
+    }
     const kh = readKey(key, {
       root: this.#root,
       hd,
@@ -147,8 +193,7 @@ export class RetentionSweep {
     });
     if (kh.tip?.op !== "delete" || kh.problems.length > 0 || kh.chain.length === 0) return false;
     const ats = kh.chain.map((f) => Date.parse(f.record!.at)).reverse();
-    const n = cutCount(this.#retention, { ats, deleted: true, now: Date.now() });
-    return n === ats.length;
+    return cutCount(this.#retention, { ats, deleted: true, now }) === ats.length;
   }
 
   // Under each key's lock, once more: its record in `.expired` (flushed), then its versions go.
@@ -156,7 +201,8 @@ export class RetentionSweep {
     const held: { key: string; lock: HeldLock; seq: number; hash: string; id: string }[] = [];
     try {
       for (const key of keys) {
-        const lock = await acquire(lockPath(this.#root, key), key);
+        const lock = await tryAcquire(lockPath(this.#root, key), key, LOCK_TRY_MS);
+        if (lock === undefined) continue; // busy: the next walk tries again
         const expired = this.#expired.read(hd).byKey.get(key);
         const kh = readKey(key, { root: this.#root, hd, expired });
         const tip = kh.chain[0];

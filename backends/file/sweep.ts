@@ -5,7 +5,7 @@
 // evidence of a write cut short (chain.ts): that version goes first, under the key's lock, at a
 // store's open. Locks go only when their holder is judged dead (lock.ts).
 
-import { acquire, breakIfDead, isLockName, lockPath, release } from "./lock.ts";
+import { breakIfDead, isLockName, lockPath, release, tryAcquire } from "./lock.ts";
 import { fileIdOf, fileMtime, listNames, removeIfSame } from "./fs.ts";
 import { liveness } from "./process.ts";
 import { HISTORY_DIR, keyOfTemp, TEMP_SUFFIX, versionName } from "./names.ts";
@@ -80,7 +80,8 @@ async function dropCutShort(root: string, name: string): Promise<void> {
   const id = fileIdOf(path);
   if (id === undefined) return;
   for (const key of keysFor(root, name)) {
-    const lock = await acquire(lockPath(root, key), key);
+    const lock = await tryAcquire(lockPath(root, key), key, 100);
+    if (lock === undefined) return; // busy: left for the next sweep
     try {
       const hd = openDir(root, HISTORY_DIR);
       if (hd === undefined) break;

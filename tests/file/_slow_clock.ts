@@ -12,8 +12,7 @@ const job = JSON.parse(Deno.args[0] ?? "{}") as {
 const Real = Date;
 class Slow extends Real {
   constructor(...args: unknown[]) {
-    if (args.length === 0) super(Real.now() - job.lagMs);
-    else super(...(args as [string]));
+    super(...((args.length === 0 ? [Real.now() - job.lagMs] : args) as [number]));
   }
   static override now(): number {
     return Real.now() - job.lagMs;

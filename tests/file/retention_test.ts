@@ -13,8 +13,7 @@ async function atClock<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
   const Real = Date;
   class Shifted extends Real {
     constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offsetMs);
-      else super(...(args as [string]));
+      super(...((args.length === 0 ? [Real.now() + offsetMs] : args) as [number]));
     }
     static override now(): number {
       return Real.now() + offsetMs;
