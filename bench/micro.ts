@@ -2,7 +2,7 @@
 // existing key's create against a read; a create at 1,000 entries against one in an empty store,
 // each over the raw create; the readBeforeUpdate update against the raw one; what history costs
 // (an update, a listing, history(key)); 16 writes in flight against today's library and the group-commit floor.
-// Targets: bench/_summary.ts.
+// Targets: bench/summarize.ts.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { readdirSync, readFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import {
   Scope,
   type Store,
 } from "../mod.ts";
-import { Rng } from "../tests/_lib/rng.ts";
+import { Rng } from "../tests/harness.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";

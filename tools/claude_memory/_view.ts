@@ -3,7 +3,7 @@
 // sizes, as the SDK's filesystem tool lists a directory, within a character budget.
 
 import type { Item } from "../../store/types.ts";
-import { utf8Length } from "../../store/_text.ts";
+import { utf8Length } from "../../store/text.ts";
 import { frame, oneLine, quoteKey } from "../_frame.ts";
 import { listedItems } from "../_items.ts";
 import { CommandError, formatSize } from "./_files.ts";
