@@ -69,6 +69,11 @@ export interface Context {
    * what a message prints when it points to another command.
    */
   again(words: string): string;
+  /**
+   * For a key this run's store has nothing under: a sentence naming the other jetstream prefixes
+   * where it lives, with the command to see it there; `undefined` when there are none.
+   */
+  elsewhere(key: string): Promise<string | undefined>;
 }
 
 /** The options that choose the store, taken by every command that opens one. */

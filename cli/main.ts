@@ -6,12 +6,12 @@
  * @module
  */
 
-import { MemoryError } from "../mod.ts";
+import { MemoryError, NotFoundError } from "../mod.ts";
 import { nearest, parseArgs, UsageError } from "./_args.ts";
 import { Given } from "./_fixes.ts";
 import { commandHelp, overview, VERSION } from "./_help.ts";
 import { failureKind, InputError } from "./_input.ts";
-import { existing, open, openNats, type OpenOptions } from "./_open.ts";
+import { existing, open, type Opened, openNats, type OpenOptions } from "./_open.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
 import { type Command, type Context, optionsOf, type OptionSpec, STORE_OPTIONS } from "./_spec.ts";
 import { COMMANDS } from "./_table.ts";
@@ -82,10 +82,21 @@ export async function main(args: string[]): Promise<number> {
       noHistory: flag("no-history"),
       mayCreate: command.creates === true && !dryRun,
     };
-    const track = async <T extends { close(): Promise<void> }>(opening: Promise<T>) => {
+    let last: Opened | undefined;
+    const track = async <T extends Opened>(opening: Promise<T>) => {
       const opened = await opening;
       closers.push(() => opened.close());
+      last = opened;
       return opened;
+    };
+    const elsewhere = async (key: string) => {
+      const prefixes = await last?.elsewhere?.(key) ?? [];
+      if (prefixes.length === 0) return undefined;
+      const shown = prefixes.map((p) => quoted(p)).join(", ");
+      const args = rest.map((a) => (a === key ? key : a)).join(" ");
+      return `it is not under prefix ${quoted(last?.prefix ?? "")} but exists under ${
+        prefixes.length === 1 ? "prefix" : "prefixes"
+      } ${shown}: ${again.again(`${command.name} ${args} --prefix ${prefixes[0]!}`)}`;
     };
     const again = given;
     const ctx: Context = {
@@ -102,8 +113,20 @@ export async function main(args: string[]): Promise<number> {
         return nc;
       },
       again: (w) => again.again(w),
+      elsewhere,
     };
-    return await command.run(ctx);
+    try {
+      return await command.run(ctx);
+    } catch (e) {
+      // A key with nothing here may live under another jetstream prefix: say where.
+      if (!(e instanceof NotFoundError) || e.key === undefined) throw e;
+      const where = await elsewhere(e.key).catch(() => undefined);
+      if (where === undefined) throw e;
+      throw new NotFoundError(`${e.message}; ${where}`, {
+        key: (e as NotFoundError).key,
+        cause: e,
+      });
+    }
   } catch (e) {
     return report(e, json, given);
   } finally {

@@ -106,8 +106,9 @@ const LONG_HEADERS: Record<string, number> = {
   "backends/file/versioned.ts": 17,
   "backends/file/count.ts": 15,
   "backends/file/process.ts": 13,
-  // Claude's memory tool's own rooms (issue 32).
+  // Claude's memory tool and the search's sidecar (issue 32).
   "tools/claude_memory/_files.ts": 17,
+  "backends/file/sidecar.ts": 14,
 };
 const MAX_HEADER_LINES = 12;
 

@@ -25,7 +25,8 @@ export function fuse(
     const v = vectors.docs[i]!;
     let dot = 0;
     for (let j = 0; j < q.length; j++) dot += q[j]! * v[j]!;
-    return { d, dot };
+    // A damaged cached vector (a value that is not a number) is nearest to nothing.
+    return { d, dot: Number.isFinite(dot) ? dot : -Infinity };
   }).sort((a, b) => b.dot - a.dot || (a.d.key < b.d.key ? -1 : a.d.key > b.d.key ? 1 : 0))
     .slice(0, VECTOR_CANDIDATES);
   near.forEach(({ d }, i) => scores.set(d.key, (scores.get(d.key) ?? 0) + 1 / (RRF_K + i + 1)));

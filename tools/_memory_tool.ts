@@ -172,6 +172,11 @@ function handle(
   });
 }
 
+/** Whose writes a frame of these tools attributes to this run (see `_writers.ts`). */
+export function writers(ctx: Context): { owner: object; store: Store; scope: Scope | null } {
+  return { owner: ctx.scope ?? ctx, store: ctx.store, scope: ctx.scope };
+}
+
 /** `call` without the run's scope: for reads that must grant no authority (a search, a look). */
 export function withoutScope(call: CallOptions): CallOptions {
   const { scope: _scope, ...rest } = call;

@@ -42,8 +42,15 @@ export type Embedded =
   | { readonly ok: true; readonly query: Float32Array; readonly docs: Float32Array[] }
   | { readonly ok: false; readonly reason: string };
 
+// Per store, per key: the text last hashed, and its hash.
+const HASHED = new WeakMap<
+  Store,
+  Map<string, { readonly text: string; readonly model: string; readonly hash: Uint8Array }>
+>();
+
 interface Cached {
-  readonly hash: string;
+  /** The SHA-256 of the model's name and the text embedded: the entry revision it is for. */
+  readonly hash: Uint8Array;
   readonly vector: Float32Array;
 }
 
@@ -52,12 +59,14 @@ export class VectorCache {
   readonly #s: EmbedSettings;
   readonly #sidecar: StoreSidecar | undefined;
   readonly #space: string;
+  readonly #store: Store;
   readonly #memo = new Map<string, Cached>();
   /** How many texts the embedder was given, over this cache's life (for tests and benchmarks). */
   embedded = 0;
 
   constructor(store: Store, settings: EmbedSettings) {
     this.#s = settings;
+    this.#store = store;
     this.#sidecar = sidecarOf(store);
     this.#space = `vec-${createHash("sha256").update(settings.model).digest("hex").slice(0, 24)}`;
   }
@@ -65,15 +74,17 @@ export class VectorCache {
   /** The query's vector and every doc's, embedding only what the cache lacks. */
   async embed(query: string, docs: readonly KeyedEntry[], call: CallOptions): Promise<Embedded> {
     const texts = docs.map(textOf);
-    const hashes = texts.map((t) => this.#hash(t));
-    // The sidecar is read unless this process's copy already has every memory, and no other.
+    const hashes = texts.map((t, i) => this.#hash(docs[i]!.key, t));
     const live = new Set(docs.map((d) => d.key));
-    const stale = docs.some((d, i) => this.#memo.get(d.key)?.hash !== hashes[i]) ||
+    const hashed = HASHED.get(this.#store)!;
+    for (const key of [...hashed.keys()]) if (!live.has(key)) hashed.delete(key);
+    // The sidecar is read unless this process's copy already has every memory, and no other.
+    const stale = docs.some((d, i) => !same(this.#memo.get(d.key)?.hash, hashes[i]!)) ||
       [...this.#memo.keys()].some((k) => !live.has(k));
     const stored = stale ? await this.#read(call) : new Map<string, Cached>();
     const found = docs.map((d, i) => {
       const c = this.#memo.get(d.key) ?? stored.get(d.key);
-      return c !== undefined && c.hash === hashes[i] ? c.vector : undefined;
+      return c !== undefined && same(c.hash, hashes[i]!) ? c.vector : undefined;
     });
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(), this.#s.timeoutMs);
@@ -177,6 +188,7 @@ export class VectorCache {
     for (const [key, c] of fresh) this.#memo.set(key, c);
     const live = new Set(docs.map((d) => d.key));
     for (const key of [...this.#memo.keys()]) if (!live.has(key)) this.#memo.delete(key);
+
     const gone = [...stored.keys()].filter((k) => !live.has(k));
     if (this.#sidecar?.update === undefined || (fresh.size === 0 && gone.length === 0)) return;
     const put = new Map([...fresh].map(([key, c]) => [key, encode(c)]));
@@ -187,8 +199,16 @@ export class VectorCache {
     }
   }
 
-  #hash(text: string): string {
-    return createHash("sha256").update(this.#s.model).update("\n").update(text).digest("hex");
+  // The revision of what `key` holds: hashed once per text in this process (a comparison of the
+  // text with the one hashed last is far cheaper than hashing it again at each search).
+  #hash(key: string, text: string): Uint8Array {
+    let hashed = HASHED.get(this.#store);
+    if (hashed === undefined) HASHED.set(this.#store, hashed = new Map());
+    const seen = hashed.get(key);
+    if (seen?.text === text && seen.model === this.#s.model) return seen.hash;
+    const hash = createHash("sha256").update(this.#s.model).update("\n").update(text).digest();
+    hashed.set(key, { text, model: this.#s.model, hash });
+    return hash;
   }
 }
 
@@ -228,30 +248,35 @@ function formatMs(ms: number): string {
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const HASH = 32;
 
-// A record: the hash (64 hex digits, as ASCII), then the vector's floats, little-endian.
+function same(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  if (a === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// A record: the hash (32 bytes), then the vector's floats, little-endian.
 function encode(c: Cached): Uint8Array {
-  const out = new Uint8Array(64 + c.vector.length * 4);
-  for (let i = 0; i < 64; i++) out[i] = c.hash.charCodeAt(i);
+  const out = new Uint8Array(HASH + c.vector.length * 4);
+  out.set(c.hash);
   const view = new DataView(out.buffer);
-  c.vector.forEach((x, i) => view.setFloat32(64 + i * 4, x, true));
+  c.vector.forEach((x, i) => view.setFloat32(HASH + i * 4, x, true));
   return out;
 }
 
+// A record's vector is viewed where it lies when it can be (a sidecar hands them aligned), else
+// copied. A value that is not a number is found by the ranking (see _hybrid.ts), not here: a
+// search reads every record, and looking at every number would cost more than the ranking.
 function decode(bytes: Uint8Array): Cached | undefined {
-  if (bytes.length <= 64 || (bytes.length - 64) % 4 !== 0) return undefined;
-  const hash = String.fromCharCode(...bytes.subarray(0, 64));
-  if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
+  if (bytes.length <= HASH || (bytes.length - HASH) % 4 !== 0) return undefined;
+  const n = (bytes.length - HASH) / 4;
+  const at = bytes.byteOffset + HASH;
   let vector: Float32Array;
-  // A copy of the floats into a buffer of their own (a Buffer's slice would share its pool's).
-  if (LITTLE_ENDIAN) vector = new Float32Array(new Uint8Array(bytes.subarray(64)).buffer);
+  if (LITTLE_ENDIAN && at % 4 === 0) vector = new Float32Array(bytes.buffer, at, n);
   else {
-    const view = new DataView(bytes.buffer, bytes.byteOffset + 64, bytes.length - 64);
-    vector = Float32Array.from(
-      { length: (bytes.length - 64) / 4 },
-      (_, i) => view.getFloat32(i * 4, true),
-    );
+    const view = new DataView(bytes.buffer, at, n * 4);
+    vector = Float32Array.from({ length: n }, (_, i) => view.getFloat32(i * 4, true));
   }
-  for (let i = 0; i < vector.length; i++) if (!Number.isFinite(vector[i]!)) return undefined;
-  return { hash, vector };
+  return { hash: bytes.subarray(0, HASH), vector };
 }

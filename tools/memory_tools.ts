@@ -15,6 +15,7 @@ import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
 import { searchTool } from "./_search_tool.ts";
 import { type EmbedSettings, VectorCache } from "./_vectors.ts";
+import { sameStore } from "./_writers.ts";
 import { readToolOptions } from "./_options.ts";
 import { checkKeyRules } from "./_key_rules.ts";
 
@@ -149,8 +150,10 @@ function context(
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw o.fail(`option "scope" must be a Scope or null`);
   }
+  const traced = instrument(store);
+  sameStore(traced, store);
   const ctx: Context = {
-    store: instrument(store),
+    store: traced,
     backend,
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),

@@ -7,9 +7,11 @@
 // be swapped for a symlink; files are opened with O_NOFOLLOW, and a rename replaces a planted
 // symlink rather than following it.
 //
-// A record: 0xA7, the key's length (1 byte), the payload's length (4 bytes, little-endian), the
-// key, the payload. Reading stops at the first record that does not parse (a damaged file reads
-// as what came before it; the next update rewrites it).
+// A record: 0xA7, the key's length (1 byte), the padding's length (1 byte), 0, the payload's
+// length (4 bytes, little-endian), the key, the padding (zeros), the payload, which so starts at
+// a multiple of 8 bytes into the file (a reader may view numbers in it without a copy). Reading
+// stops at the first record that does not parse (a damaged file reads as what came before it;
+// the next update rewrites it).
 
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -22,7 +24,7 @@ import { close, createWith, openForRead, readAll, removeQuietly } from "./fs.ts"
 /** What the name of every sidecar file in a memory directory starts with. */
 export const SIDECAR_PREFIX = ".sidecar-";
 const MAGIC = 0xa7;
-const HEAD = 6;
+const HEAD = 8;
 const MODE = 0o600;
 // A temp file left by a writer that died is removed by the next update once it is this old.
 const STALE_TEMP_MS = 60 * 60 * 1000;
@@ -108,12 +110,12 @@ function parse(bytes: Uint8Array): Map<string, Uint8Array> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = 0; at + HEAD <= bytes.length;) {
     const keyLength = bytes[at + 1]!;
-    const length = view.getUint32(at + 2, true);
-    const end = at + HEAD + keyLength + length;
-    if (bytes[at] !== MAGIC || keyLength === 0 || end > bytes.length) break;
+    const start = at + HEAD + keyLength + bytes[at + 2]!;
+    const end = start + view.getUint32(at + 4, true);
+    if (bytes[at] !== MAGIC || keyLength === 0 || start % 8 !== 0 || end > bytes.length) break;
     const key = DECODER.decode(bytes.subarray(at + HEAD, at + HEAD + keyLength));
     // A view of the file's own buffer, which nothing else holds.
-    out.set(key, bytes.subarray(at + HEAD + keyLength, end));
+    out.set(key, bytes.subarray(start, end));
     at = end;
   }
   return out;
@@ -121,22 +123,26 @@ function parse(bytes: Uint8Array): Map<string, Uint8Array> {
 
 function encode(records: ReadonlyMap<string, Uint8Array>): Uint8Array {
   const keys = [...records.keys()].map((k) => ENCODER.encode(k));
+  const values = [...records.values()];
+  const pads: number[] = [];
   let size = 0;
-  for (const [i, value] of [...records.values()].entries()) {
-    size += HEAD + keys[i]!.length + value.length;
-  }
+  keys.forEach((key, i) => {
+    const pad = (8 - ((size + HEAD + key.length) % 8)) % 8;
+    pads.push(pad);
+    size += HEAD + key.length + pad + values[i]!.length;
+  });
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   let at = 0;
-  let i = 0;
-  for (const value of records.values()) {
-    const key = keys[i++]!;
+  keys.forEach((key, i) => {
+    const [pad, value] = [pads[i]!, values[i]!];
     out[at] = MAGIC;
     out[at + 1] = key.length;
-    view.setUint32(at + 2, value.length, true);
+    out[at + 2] = pad;
+    view.setUint32(at + 4, value.length, true);
     out.set(key, at + HEAD);
-    out.set(value, at + HEAD + key.length);
-    at += HEAD + key.length + value.length;
-  }
+    out.set(value, at + HEAD + key.length + pad);
+    at += HEAD + key.length + pad + value.length;
+  });
   return out;
 }
