@@ -16,8 +16,7 @@ import {
   Scope,
   type Store,
 } from "../mod.ts";
-import { Rng } from "../tests/_lib/rng.ts";
-import { TestEmbedder } from "../tests/tools/_embedder.ts";
+import { Rng, TestEmbedder } from "../tests/harness.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";

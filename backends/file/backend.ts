@@ -5,9 +5,9 @@ import { CapacityError, CorruptError, StaleError, UnavailableError } from "../..
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck } from "../../store/_store.ts";
+import { abortCheck } from "../../store/build.ts";
 import type { BackendOps, Call, KeyedEntry } from "../../store/backend.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
   close,

@@ -18,7 +18,7 @@ import {
   type Store,
 } from "../../mod.ts";
 import { assertFramed, blocksOf } from "./_helpers.ts";
-import { type Fault, TestEmbedder } from "./_embedder.ts";
+import { type Fault, TestEmbedder } from "../_lib/embedder.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { spawnDeno } from "../_lib/spawn.ts";

@@ -284,3 +284,14 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
     return row(goal, measured, (live ? ratio.median : fixed) >= 1.5);
   });
 }
+
+/** What one run measured, as bench/console.json holds it. */
+export interface ConsoleResults {
+  readonly startedAt: string;
+  readonly entries: number;
+  readonly versions: number;
+  readonly trials: number;
+  /** ms: the first memories page and audit log, asked for as the console printed its URL. */
+  readonly cold: Record<string, number>;
+  readonly rows: { page: string; p50: number; p95: number; floor: string; floorP50: number }[];
+}
