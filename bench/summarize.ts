@@ -265,7 +265,9 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
       case "hybrid search": {
         const [ms, texts] = [value("hybrid memory_search") / 1000, value("embedded after a write")];
         const goal = "hybrid memory_search, warm sidecar, < 60 ms; 1 + 1 texts after a write";
-        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search); ${texts} texts`;
+        const one = (value("hybrid, one handle") / 1000).toFixed(1);
+        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search; ${one} ms on a ` +
+          `handle that searched before); ${texts} texts`;
         return row(goal, measured, ms < 60 && texts === 2);
       }
       case "history read": {
