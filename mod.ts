@@ -1,12 +1,9 @@
 /**
  * agentmem: a durable memory for LLM agent harnesses. The model writes a note under a key and
- * reads it back on a later run; the harness stores that text, shows it back, and never treats
- * it as an instruction.
- *
- * Two backends ship: **file** (a directory, atomic writes, no server) and **jetstream** (a NATS
- * JetStream KV bucket shared by many processes and machines). This module re-exports the faces:
- * `store/mod.ts` (the contract, errors, Scope, history), the backends' openers, and
- * `tools/mod.ts` (the model-facing tools and their adapters).
+ * reads it back on a later run; the harness stores it and never treats it as an instruction. Two
+ * backends ship: **file** (a directory, no server) and **jetstream** (a NATS JetStream KV bucket).
+ * This module re-exports the faces: `store/mod.ts` (the contract, errors, Scope, history), the
+ * backends' openers, and `tools/mod.ts` (the model-facing tools and their adapters).
  *
  * @example Remember something across runs
  * ```ts

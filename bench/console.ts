@@ -5,25 +5,14 @@
 // bench/results.json.
 
 import { auditLog, history, MAX_ENTRIES, openFileStore, Scope } from "../mod.ts";
-import { ROOT_CONFIG } from "../tests/_lib/deno_child.ts";
-import { spawnDeno } from "../tests/_lib/spawn.ts";
+import { ROOT_CONFIG, spawnDeno } from "../tests/harness.ts";
 import { progress } from "./_format.ts";
+import type { ConsoleResults } from "./summarize.ts";
 import { median, percentile } from "./_stats.ts";
 
 const VERSIONS = 64;
 const TRIALS = Number(Deno.args[0] ?? 30);
 const OUT = new URL("console.json", import.meta.url);
-
-/** What one run measured, as bench/console.json holds it. */
-export interface ConsoleResults {
-  readonly startedAt: string;
-  readonly entries: number;
-  readonly versions: number;
-  readonly trials: number;
-  /** ms: the first memories page and audit log, asked for as the console printed its URL. */
-  readonly cold: Record<string, number>;
-  readonly rows: { page: string; p50: number; p95: number; floor: string; floorP50: number }[];
-}
 
 async function timed(fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -119,7 +108,7 @@ if (import.meta.main) {
   await Deno.writeTextFile(OUT, JSON.stringify(results, null, 2) + "\n");
   const report = await import("./report.ts");
   const saved = JSON.parse(await Deno.readTextFile(new URL("results.json", import.meta.url)));
-  const { summarize } = await import("./_summary.ts");
+  const { summarize } = await import("./summarize.ts");
   await report.writeBenchMd({ ...saved, summary: summarize(saved.runs, saved.lists, saved.micro) });
   console.log(report.consoleSection());
 }

@@ -4,9 +4,14 @@
 // generated files go through `deno fmt`, so `deno fmt --check` passes.
 
 import { fmtBytes, fmtMs, fmtRate, section, table } from "./_format.ts";
-import { type MainRow, type Results, summarize, type TargetRow } from "./_summary.ts";
+import {
+  type ConsoleResults,
+  type MainRow,
+  type Results,
+  summarize,
+  type TargetRow,
+} from "./summarize.ts";
 import type { PeerRow } from "./peers.ts";
-import type { ConsoleResults } from "./console.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
 const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";

@@ -4,7 +4,7 @@
 // wrote nothing; a call whose outcome is unknown (the backend failed) keeps it.
 
 import { BudgetError, type BudgetKind, ConfigError, MemoryError } from "./errors.ts";
-import { describeType, quote } from "./_text.ts";
+import { describeType, quote } from "./text.ts";
 
 /** How many writes and deletes a run may make; a kind left out is not limited. */
 export interface Budget {

@@ -91,7 +91,7 @@ export {
   type StoreConfig,
   type StoreDeps,
 } from "./registry.ts";
-export { isReadOnly, readOnlyStore } from "./_store.ts";
+export { isReadOnly, readOnlyStore } from "./build.ts";
 export type {
   AuditEntry,
   AuditLock,

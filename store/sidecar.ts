@@ -3,26 +3,14 @@
 // part of history. A cache, not data: a record may be lost (a race, a damaged file) and is then
 // made again by whoever needs it. Optional: a backend without one offers none.
 
-import type { Call } from "./backend.ts";
+import type { SidecarChange } from "./backend.ts";
+
+export type { SidecarChange, SidecarOps } from "./backend.ts";
 import type { CallOptions, Store } from "./types.ts";
-import { extensionsOf, runCall } from "./_store.ts";
+import { extensionsOf, runCall } from "./build.ts";
 
 /** What a space may be named: 1 to 64 of `A-Z a-z 0-9 _ -`. */
 export const SIDECAR_SPACE = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** A change to one space: records to keep (replacing what their keys held) and keys to drop. */
-export interface SidecarChange {
-  readonly put: ReadonlyMap<string, Uint8Array>;
-  readonly remove: readonly string[];
-}
-
-/** The sidecar a backend keeps (see `BackendOps.sidecar`). Keys arrive as legal memory keys. */
-export interface SidecarOps {
-  /** Every record kept in `space`, by key; none when the space holds nothing yet. */
-  read(space: string, call: Call): Promise<Map<string, Uint8Array>>;
-  /** Applies `change` to `space`, visible to every handle on the store once it resolves. */
-  update(space: string, change: SidecarChange, call: Call): Promise<void>;
-}
 
 /** The sidecar of `store`, as calls that run like store calls (span, abort, error wording). */
 export interface StoreSidecar {

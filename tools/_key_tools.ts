@@ -4,7 +4,7 @@ import { CorruptError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions } from "../store/types.ts";
 import { LEGAL_KEY, validateKey, validateWrite } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import type { Tool } from "./tool.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, READ, WRITE } from "./_names.ts";

@@ -7,7 +7,7 @@
 // Paging that way visits every key exactly once, even while keys come and go between pages.
 
 import type { Item } from "../store/types.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import type { Tool } from "./tool.ts";
 import { frame, indexLine, oneLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";

@@ -6,8 +6,8 @@ import type { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
 import { MAX_KEY_RUNES } from "../store/limits.ts";
 import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
-import { legalCallId } from "../store/_store.ts";
-import { withSpan } from "../store/_telemetry.ts";
+import { legalCallId } from "../store/build.ts";
+import { withSpan } from "../store/telemetry.ts";
 import {
   defineTool,
   type Tool,

@@ -5,7 +5,7 @@ import { type BudgetError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions } from "../store/types.ts";
 import { LEGAL_KEY } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
 import { type Context, type Outcome, refuse, withoutScope, writers } from "./_memory_tool.ts";

@@ -4,10 +4,10 @@
 // without the run's scope: seeing a snippet is not reading a memory, and grants no authority to
 // overwrite it (as a list grants none).
 
-import { readAllEntries } from "../store/_entries.ts";
+import { readAllEntries } from "../store/entries.ts";
 import { readWithVersion } from "../store/history.ts";
 import type { CallOptions, Version } from "../store/types.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import type { Tool } from "./tool.ts";
 import { frame, indexLine, oneLine } from "./_frame.ts";
 import { fuse } from "./_hybrid.ts";

@@ -1,8 +1,9 @@
 // The vectors of a hybrid search: the query's, and every memory's from a cache kept by entry
 // revision (the SHA-256 of the model's name and the text embedded), so a search embeds the query
 // and only what changed since. The cache is the store's sidecar (shared by every process on the
-// store; store/sidecar.ts), with a copy in this process's memory in front of it; a store without
-// one (or a read-only view, or a sidecar that fails) keeps what it embeds in memory only.
+// store; store/sidecar.ts), with what this process last saw of each memory (per store handle and
+// model) in front of it, so a search over unchanged memories reads nothing; a store without a
+// sidecar (or a read-only view, or a sidecar that fails) keeps what it embeds in memory only.
 // Records of memories that are gone are removed by the search that finds them gone.
 //
 // Whatever the embedder does (throws, answers the wrong number of vectors or a wrong dimension,
@@ -42,49 +43,67 @@ export type Embedded =
   | { readonly ok: true; readonly query: Float32Array; readonly docs: Float32Array[] }
   | { readonly ok: false; readonly reason: string };
 
-// Per store, per key: the text last hashed, and its hash.
-const HASHED = new WeakMap<
-  Store,
-  Map<string, { readonly text: string; readonly model: string; readonly hash: Uint8Array }>
->();
-
 interface Cached {
   /** The SHA-256 of the model's name and the text embedded: the entry revision it is for. */
   readonly hash: Uint8Array;
   readonly vector: Float32Array;
 }
 
-/** One search tool's vector cache over one store. */
+// What this process knows of a memory, per store and model: the text it last saw, its hash and
+// (once known) its vector, so a search over unchanged memories hashes, reads and copies nothing.
+interface Known {
+  readonly description: string;
+  readonly content: string;
+  readonly hash: Uint8Array;
+  readonly vector: Float32Array | undefined;
+}
+
+const KNOWN = new WeakMap<Store, Map<string, Map<string, Known>>>();
+
+function knownOf(store: Store, model: string): Map<string, Known> {
+  let models = KNOWN.get(store);
+  if (models === undefined) KNOWN.set(store, models = new Map());
+  let known = models.get(model);
+  if (known === undefined) models.set(model, known = new Map());
+  return known;
+}
+
+/** The vector cache of one store and embedder (a search tool's). */
 export class VectorCache {
   readonly #s: EmbedSettings;
   readonly #sidecar: StoreSidecar | undefined;
   readonly #space: string;
-  readonly #store: Store;
-  readonly #memo = new Map<string, Cached>();
-  /** How many texts the embedder was given, over this cache's life (for tests and benchmarks). */
-  embedded = 0;
+  readonly #known: Map<string, Known>;
 
   constructor(store: Store, settings: EmbedSettings) {
     this.#s = settings;
-    this.#store = store;
     this.#sidecar = sidecarOf(store);
     this.#space = `vec-${createHash("sha256").update(settings.model).digest("hex").slice(0, 24)}`;
+    this.#known = knownOf(store, settings.model);
   }
 
   /** The query's vector and every doc's, embedding only what the cache lacks. */
   async embed(query: string, docs: readonly KeyedEntry[], call: CallOptions): Promise<Embedded> {
-    const texts = docs.map(textOf);
-    const hashes = texts.map((t, i) => this.#hash(docs[i]!.key, t));
-    const live = new Set(docs.map((d) => d.key));
-    const hashed = HASHED.get(this.#store)!;
-    for (const key of [...hashed.keys()]) if (!live.has(key)) hashed.delete(key);
-    // The sidecar is read unless this process's copy already has every memory, and no other.
-    const stale = docs.some((d, i) => !same(this.#memo.get(d.key)?.hash, hashes[i]!)) ||
-      [...this.#memo.keys()].some((k) => !live.has(k));
-    const stored = stale ? await this.#read(call) : new Map<string, Cached>();
+    const known = this.#known;
+    const hashes = docs.map((d) => {
+      const k = known.get(d.key);
+      return k !== undefined && k.content === d.content && k.description === d.description
+        ? k.hash
+        : this.#hash(textOf(d));
+    });
     const found = docs.map((d, i) => {
-      const c = this.#memo.get(d.key) ?? stored.get(d.key);
-      return c !== undefined && same(c.hash, hashes[i]!) ? c.vector : undefined;
+      const k = known.get(d.key);
+      return k?.vector !== undefined && same(k.hash, hashes[i]!) ? k.vector : undefined;
+    });
+    // The sidecar is read unless this process knows every memory's vector, and no other's.
+    const live = new Set(docs.map((d) => d.key));
+    const stale = found.includes(undefined) || [...known.keys()].some((k) => !live.has(k));
+    const stored = stale ? await this.#read(call) : new Map<string, Cached>();
+    docs.forEach((d, i) => {
+      const c = stored.get(d.key);
+      if (found[i] === undefined && c !== undefined && same(c.hash, hashes[i]!)) {
+        found[i] = c.vector;
+      }
     });
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(), this.#s.timeoutMs);
@@ -95,15 +114,15 @@ export class VectorCache {
     let queryVector: Float32Array | undefined;
     let reason: string | undefined;
     try {
-      // The query first, with what the cache lacks; then what the query showed to be of
-      // another dimension (cached from another model under the same name).
+      // The query first, then what the cache lacks, and what the query showed to be of another
+      // dimension (cached from another model under the same name).
       queryVector = (await this.#embedAll([query], { signal, kind: "query" }))[0]!;
       const dim = queryVector.length;
       const need = found.flatMap((v, i) => v === undefined || v.length !== dim ? [i] : []);
       for (let at = 0; at < need.length; at += this.#s.batch) {
         const part = need.slice(at, at + this.#s.batch);
         const vectors = await this.#embedAll(
-          part.map((i) => texts[i]!),
+          part.map((i) => textOf(docs[i]!)),
           { signal, kind: "document" },
           dim,
         );
@@ -123,7 +142,15 @@ export class VectorCache {
     } finally {
       clearTimeout(timeout);
     }
-    await this.#keep(docs, stored, fresh, call);
+    // What this process knows now, and the sidecar kept in step: what was embedded, and no
+    // record of a memory that is gone.
+    known.clear();
+    docs.forEach((d, i) => {
+      const { description, content } = d;
+      known.set(d.key, { description, content, hash: hashes[i]!, vector: found[i] });
+    });
+    const gone = [...stored.keys()].filter((k) => !live.has(k));
+    await this.#keep(fresh, gone, call);
     if (reason !== undefined || queryVector === undefined) {
       return { ok: false, reason: reason ?? "the embedder failed" };
     }
@@ -132,7 +159,6 @@ export class VectorCache {
 
   // Embeds `texts` in one call, checking what comes back; unit vectors of dimension `dim`.
   async #embedAll(texts: string[], call: EmbedCall, dim?: number): Promise<Float32Array[]> {
-    this.embedded += texts.length;
     const { signal } = call;
     const answer = await Promise.race([
       this.#s.embed(texts, call),
@@ -173,42 +199,20 @@ export class VectorCache {
     return out;
   }
 
-  // Keeps what was embedded, in memory and in the sidecar, and drops the sidecar's records of
-  // memories that are gone; a sidecar that fails keeps nothing (the next search tries again).
-  async #keep(
-    docs: readonly KeyedEntry[],
-    stored: ReadonlyMap<string, Cached>,
-    fresh: ReadonlyMap<string, Cached>,
-    call: CallOptions,
-  ): Promise<void> {
-    for (const d of docs) {
-      const c = fresh.get(d.key) ?? stored.get(d.key);
-      if (c !== undefined && !this.#memo.has(d.key)) this.#memo.set(d.key, c);
-    }
-    for (const [key, c] of fresh) this.#memo.set(key, c);
-    const live = new Set(docs.map((d) => d.key));
-    for (const key of [...this.#memo.keys()]) if (!live.has(key)) this.#memo.delete(key);
-
-    const gone = [...stored.keys()].filter((k) => !live.has(k));
+  // Keeps what was embedded in the sidecar and drops its records of memories that are gone; a
+  // sidecar that fails keeps nothing (this process still knows; the next one embeds again).
+  async #keep(fresh: ReadonlyMap<string, Cached>, gone: string[], call: CallOptions) {
     if (this.#sidecar?.update === undefined || (fresh.size === 0 && gone.length === 0)) return;
     const put = new Map([...fresh].map(([key, c]) => [key, encode(c)]));
     try {
       await this.#sidecar.update(this.#space, { put, remove: gone }, call);
     } catch {
-      // A cache: the vectors stay in this process's memory.
+      // A cache.
     }
   }
 
-  // The revision of what `key` holds: hashed once per text in this process (a comparison of the
-  // text with the one hashed last is far cheaper than hashing it again at each search).
-  #hash(key: string, text: string): Uint8Array {
-    let hashed = HASHED.get(this.#store);
-    if (hashed === undefined) HASHED.set(this.#store, hashed = new Map());
-    const seen = hashed.get(key);
-    if (seen?.text === text && seen.model === this.#s.model) return seen.hash;
-    const hash = createHash("sha256").update(this.#s.model).update("\n").update(text).digest();
-    hashed.set(key, { text, model: this.#s.model, hash });
-    return hash;
+  #hash(text: string): Uint8Array {
+    return createHash("sha256").update(this.#s.model).update("\n").update(text).digest();
   }
 }
 

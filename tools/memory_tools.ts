@@ -7,7 +7,7 @@
 
 import { Scope } from "../store/scope.ts";
 import type { Store } from "../store/types.ts";
-import { instrument, isReadOnly } from "../store/_store.ts";
+import { instrument, isReadOnly } from "../store/build.ts";
 import type { Tool } from "./tool.ts";
 import { checkStore } from "./_adapt.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";

@@ -6,9 +6,9 @@
 
 import { MemoryError } from "../store/errors.ts";
 import type { Item, Store, Version } from "../store/types.ts";
-import { instrument, isReadOnly } from "../store/_store.ts";
-import { withSpan } from "../store/_telemetry.ts";
-import { describeType } from "../store/_text.ts";
+import { instrument, isReadOnly } from "../store/build.ts";
+import { withSpan } from "../store/telemetry.ts";
+import { describeType } from "../store/text.ts";
 import { checkStore } from "./_adapt.ts";
 import { frame, indexLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";

@@ -7,14 +7,14 @@
 
 import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import { SUFFIX } from "./names.ts";
 import { HISTORY_DIR } from "./names.ts";
 import { SIDECAR_PREFIX } from "./sidecar.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";
 import type { AuditEntry, AuditLock, StoreAudit } from "../../store/types.ts";
-import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
+import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/verdict.ts";
 
 const NO_THROW = { throwIfNoEntry: false } as const;
 

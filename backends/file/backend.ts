@@ -6,7 +6,7 @@ import { CorruptError, StaleError, UnavailableError } from "../../store/errors.t
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry, HistoryRetention, Item, StoreAudit, Version } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck } from "../../store/_store.ts";
+import { abortCheck } from "../../store/build.ts";
 import type {
   BackendOps,
   Call,
@@ -14,7 +14,7 @@ import type {
   HistoryOps,
   KeyedEntry,
 } from "../../store/backend.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { DirSync } from "./dir_sync.ts";
 import { openDir, syncOpenDir } from "./dirs.ts";
 import { listNames } from "./fs.ts";

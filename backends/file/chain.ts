@@ -13,7 +13,7 @@
 import { CorruptError } from "../../store/errors.ts";
 import type { HistoryProblem } from "../../store/types.ts";
 import type { ChainLink } from "../../store/backend.ts";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import { GENESIS, hashMatches, splitVersion, type VersionRecord } from "./envelope.ts";
 import type { Dir } from "./dirs.ts";
 import { namesIn, NotOurDir, openDir } from "./dirs.ts";

@@ -9,8 +9,8 @@
 // lowest one the cut may have left on disk (removed at the next cut).
 
 import * as fs from "node:fs";
-import { isChainHash } from "../../store/_chain.ts";
-import { errorKind } from "../../store/_text.ts";
+import { isChainHash } from "../../store/chain.ts";
+import { errorKind } from "../../store/text.ts";
 import type { ChainLink } from "../../store/backend.ts";
 import type { Dir } from "./dirs.ts";
 import { close, createWith, syncData } from "./fs.ts";

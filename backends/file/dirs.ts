@@ -7,7 +7,7 @@
 // instead, which leaves a window (docs/design/history.md).
 
 import * as fs from "node:fs";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 
 const F = fs.constants;
 const DIR_FLAGS = F.O_RDONLY | F.O_DIRECTORY | F.O_NOFOLLOW;

@@ -16,7 +16,7 @@ import {
   GENESIS,
   isChainHash,
   type StoredFields,
-} from "../../store/_chain.ts";
+} from "../../store/chain.ts";
 import type { Version } from "../../store/types.ts";
 
 const PREFIX = "agentmem-version ";
@@ -28,7 +28,7 @@ export const MAX_RECORD_BYTES = 2048;
 
 /** A version's record, as the line holds it: its sequence, the chain's fields and its links. */
 export interface VersionRecord extends Omit<ChainFields, "key" | "seq"> {
-  /** The chain format its hash is in (store/_chain.ts): 2, or 1 for versions written before. */
+  /** The chain format its hash is in (store/chain.ts): 2, or 1 for versions written before. */
   readonly format: 1 | 2;
   readonly seq: number;
   /** The previous version's hash, or GENESIS. */

@@ -7,7 +7,7 @@ import { NotFoundError } from "../../store/errors.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry, HistoryProblem, Version } from "../../store/types.ts";
 import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { toVersion } from "./envelope.ts";
 import { type Dir, namesIn, NotOurDir, openDir } from "./dirs.ts";
 import { type KeyHistory, readKey } from "./chain.ts";

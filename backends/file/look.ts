@@ -4,7 +4,7 @@
 // is the tip, and only the names just above it are probed.
 
 import { CorruptError, UnavailableError } from "../../store/errors.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { GENESIS, type VersionRecord } from "./envelope.ts";
 import { type Dir, NotOurDir, openDir } from "./dirs.ts";
 import { close, fileIdOf, identityOf, type Kind, kindOf, kindOfQuick } from "./fs.ts";

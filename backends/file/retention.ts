@@ -10,7 +10,7 @@
 import * as fs from "node:fs";
 import { cutCount } from "../../store/retention.ts";
 import type { HistoryRetention } from "../../store/types.ts";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import { type Dir, namesIn, openDir } from "./dirs.ts";
 import { appendExpired, type ExpiredIndex, readCut, writeCut } from "./cut.ts";
 import { readKey, readVersionFile } from "./chain.ts";

@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import process from "node:process";
 import type { Call } from "../../store/backend.ts";
 import { SIDECAR_SPACE, type SidecarChange, type SidecarOps } from "../../store/sidecar.ts";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import { close, createWith, openForRead, readAll, removeQuietly } from "./fs.ts";
 
 /** What the name of every sidecar file in a memory directory starts with. */

@@ -10,7 +10,7 @@ import type { ValidWrite } from "../../store/validate.ts";
 import type { BackendOps, Call, EntryVersion, HistoryOps } from "../../store/backend.ts";
 import type { Version } from "../../store/types.ts";
 import type { StoreAudit } from "../../store/types.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { auditOfScan } from "./audit.ts";
 import { historyOps } from "./commit.ts";
 import { create } from "./create.ts";

@@ -18,8 +18,8 @@ export interface LineResult {
 
 /** A shell with `agentmem` on its PATH; disposing of it removes the launcher. */
 export interface AgentmemShell extends AsyncDisposable {
-  /** Runs `line` with `sh -c` in `cwd`, with `env` added to a small environment. */
-  run(line: string, cwd: string, env?: Record<string, string>): Promise<LineResult>;
+  /** Runs `line` with `sh -c` in `cwd`, in a small environment. */
+  run(line: string, cwd: string): Promise<LineResult>;
   /**
    * Starts `line` (a command that runs until stopped, such as `agentmem serve`) in place of the
    * shell, so a signal reaches it; its lines are `{ t: "raw", line }` records.
@@ -46,19 +46,18 @@ export async function agentmemShell(): Promise<AgentmemShell> {
     const out = await install.finished();
     if (out.code !== 0) throw new Error(`${INSTALL_LINE} failed:\n${out.stderr}`);
   }
-  const environment = (env: Record<string, string>) => ({
+  const environment = () => ({
     PATH: `${bin.path}/bin:${Deno.env.get("PATH") ?? ""}`,
     HOME: Deno.env.get("HOME") ?? "",
     ...denoEnv(),
-    ...env,
   });
   return {
-    run: async (line, cwd, env = {}) => {
+    run: async (line, cwd) => {
       await using child = spawnChild("sh", ["-c", line], {
         name: `sh -c ${line.slice(0, 60)}`,
         cwd,
         clearEnv: true,
-        env: environment(env),
+        env: environment(),
         timeLimitMs: 60_000,
       });
       const { code, stdout, stderr } = await child.finished();
@@ -69,7 +68,7 @@ export async function agentmemShell(): Promise<AgentmemShell> {
         name: `sh -c ${line.slice(0, 60)}`,
         cwd,
         clearEnv: true,
-        env: environment({}),
+        env: environment(),
         rawLines: true,
         timeLimitMs: 60_000,
       }),

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, Scope } from "../../mod.ts";
-import { cli } from "./_helpers.ts";
+import { cli } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 Deno.test("agentmem check --anchor sees a key removed whole, which the chains alone cannot", async () => {

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Scope } from "../../mod.ts";
-import { cli } from "./_helpers.ts";
+import { cli } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
 

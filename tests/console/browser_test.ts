@@ -9,7 +9,7 @@ import { history, openFileStore } from "../../mod.ts";
 import { assertTools, needs } from "../_lib/needs.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { browser } from "./_browser.ts";
-import { DAY, HOSTILE, poisonedDay, serve } from "./_console.ts";
+import { DAY, HOSTILE, poisonedDay, serve } from "../_lib/console.ts";
 
 const NEEDS = needs("the console's browser tests", "chromium");
 

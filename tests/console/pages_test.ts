@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { history, openFileStore, saveAnchor, Scope } from "../../mod.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { DAY, poisonedDay, serve } from "./_console.ts";
+import { DAY, poisonedDay, serve } from "../_lib/console.ts";
 
 function rows(html: string): number {
   return html.match(/<tr class="(row-tainted)?"><td><a class="key"/g)?.length ?? 0;
@@ -115,7 +115,7 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
   await using anchorDir = await tempDir("agentmem-anchor-");
   const file = `${anchorDir.path}/anchor.json`;
   await Deno.writeTextFile(file, JSON.stringify(await saveAnchor(store)));
-  const { cli } = await import("../cli/_helpers.ts");
+  const { cli } = await import("../_lib/cli.ts");
   const wrong = await cli(tmp.path, [
     "serve",
     "--dir",

@@ -5,7 +5,7 @@
 // history off is refused on a directory that keeps history, so the two never mix).
 
 import assert from "node:assert/strict";
-import { denoRunner, startGroup } from "./_lock_fleet.ts";
+import { denoRunner, startGroup } from "../_lib/lock_fleet.ts";
 import { fileTest } from "./_fixture.ts";
 
 const MS = 4000;

@@ -3,7 +3,7 @@
 // outside (tests/file/_flip.ts). Node runs the same in tests/runtimes/runtimes_test.ts.
 
 import assert from "node:assert/strict";
-import { FLIP_TARGETS, flipRun } from "./_flip.ts";
+import { FLIP_TARGETS, flipRun } from "../_lib/flip.ts";
 import { fileTest } from "./_fixture.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 

@@ -17,7 +17,7 @@ import {
   UnavailableError,
 } from "../../mod.ts";
 import { fileTest } from "./_fixture.ts";
-import { cli } from "../cli/_helpers.ts";
+import { cli } from "../_lib/cli.ts";
 
 // A store in `<root>/m`: "a" with five versions, "b" with one, "c" created and deleted.
 async function busy(root: string): Promise<{ dir: string; store: Store }> {
@@ -209,7 +209,7 @@ fileTest(
   async (root) => {
     const dir = `${root}/m`;
     await Deno.mkdir(`${dir}/.history/k`, { recursive: true });
-    const { chainHash, GENESIS } = await import("../../store/_chain.ts");
+    const { chainHash, GENESIS } = await import("../../store/chain.ts");
     const enc = new TextEncoder();
     let prev = GENESIS;
     for (const [seq, body] of [[1, "one"], [2, "two"]] as const) {

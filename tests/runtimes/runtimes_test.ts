@@ -5,22 +5,22 @@
 // (each case reported here as a step) and a create race between three processes; and races of a
 // Deno, two Node and a Bun process over one directory (create; update with revision checks). A
 // missing runtime fails under CI=true and is skipped loudly elsewhere (.ci/run installs them; see
-// tests/runtimes/_runtimes.ts).
+// tests/_lib/runtimes.ts).
 
 import assert from "node:assert/strict";
 import { denoGlobalUses } from "../../scripts/build_npm.ts";
 import type { Prepared } from "./prepare.ts";
 import { denoRacer, race, type Racer } from "./_race.ts";
-import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes.ts";
+import { findRuntime, installHint, type Runtime, RUNTIMES } from "../_lib/runtimes.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 import { TEST_CONFIG } from "../_lib/deno_child.ts";
 import type { TestRecord } from "../_lib/test_api.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { bundleRunner, countTogether, denoRunner, type Where } from "../file/_lock_fleet.ts";
+import { bundleRunner, countTogether, denoRunner, type Where } from "../_lib/lock_fleet.ts";
 import { missingTools } from "../_lib/needs.ts";
-import { DAY, poisonedDay, serve } from "../console/_console.ts";
-import { FLIP_TARGETS, flipRun } from "../file/_flip.ts";
+import { DAY, poisonedDay, serve } from "../_lib/console.ts";
+import { FLIP_TARGETS, flipRun } from "../_lib/flip.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;

@@ -5,7 +5,7 @@
 
 import { memoryTools, openFileStore, openJetStreamStore, runTool } from "../../mod.ts";
 import { natsConnect } from "../_lib/nats_server.ts";
-import { TestEmbedder } from "./_embedder.ts";
+import { TestEmbedder } from "../_lib/embedder.ts";
 
 const at = JSON.parse(Deno.args[0]!) as { dir: string } | { servers: string; bucket: string };
 const nc = "servers" in at ? await natsConnect(at.servers) : undefined;

@@ -18,7 +18,7 @@ import {
   type Store,
 } from "../../mod.ts";
 import { assertFramed, blocksOf } from "./_helpers.ts";
-import { type Fault, TestEmbedder } from "./_embedder.ts";
+import { type Fault, TestEmbedder } from "../_lib/embedder.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
@@ -155,8 +155,10 @@ Deno.test("hybrid memory_search falls back to keywords with a one-line note for 
     ++calls === 3 ? Promise.reject(new Error("down")) : good.embed(texts, o);
   const partial = memoryTools(store, { search: { embed: flaky, batch: 2 } });
   assert.match((await runTool(partial, "memory_search", { query: "km" })).content, /^Note: /);
+  // Kept in the sidecar: a new handle (as a new process) embeds only what is left.
   const after = new TestEmbedder();
-  await runTool(memoryTools(store, { search: { embed: after.embed } }), "memory_search", {
+  const again = await openFileStore({ dir: dir.path });
+  await runTool(memoryTools(again, { search: { embed: after.embed } }), "memory_search", {
     query: "km",
   });
   assert.equal(after.texts, 1 + 2, "the vectors embedded before the failure were not kept");

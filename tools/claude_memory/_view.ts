@@ -4,7 +4,7 @@
 
 import type { Item, Version } from "../../store/types.ts";
 import { listWithHeads } from "../../store/history.ts";
-import { utf8Length } from "../../store/_text.ts";
+import { utf8Length } from "../../store/text.ts";
 import { frame, oneLine, quoteKey } from "../_frame.ts";
 import { listedItems } from "../_items.ts";
 import { CommandError, formatSize } from "./_files.ts";

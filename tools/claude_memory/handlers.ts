@@ -7,7 +7,7 @@
 
 import { Scope } from "../../store/scope.ts";
 import type { Store } from "../../store/types.ts";
-import { instrument, isReadOnly, legalCallId } from "../../store/_store.ts";
+import { instrument, isReadOnly, legalCallId } from "../../store/build.ts";
 import type { AnthropicMemoryHandlers } from "./types.ts";
 import type { AnthropicToolRunContext } from "../anthropic.ts";
 import { checkStore } from "../_adapt.ts";

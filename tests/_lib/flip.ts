@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { type Child, spawnDeno } from "../_lib/spawn.ts";
 import { openFileStore } from "../../mod.ts";
 
-const FLIPPER = new URL("./_flipper.ts", import.meta.url).pathname;
+const FLIPPER = new URL("./flipper.ts", import.meta.url).pathname;
 /** The keys the writers write. */
 export const FLIP_KEYS = ["k1", "k2", "k3"];
 /** What a flip run swaps: the history directory, and one key's directory in it. */

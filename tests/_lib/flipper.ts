@@ -1,4 +1,4 @@
-// The flipper of tests/file/flipper_test.ts, a process of its own: swaps a directory of a store's
+// The flipper of tests/_lib/flip.ts, a process of its own: swaps a directory of a store's
 // history (`.history`, or `.history/<key>`) for a symlink to a directory outside the store and
 // back, `rounds` times, a few milliseconds each way, while writers run. What a writer made under
 // the name meanwhile is moved aside, so the real directory always comes back.

@@ -267,7 +267,9 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
       case "hybrid search": {
         const [ms, texts] = [value("hybrid memory_search") / 1000, value("embedded after a write")];
         const goal = "hybrid memory_search, warm sidecar, < 60 ms; 1 + 1 texts after a write";
-        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search); ${texts} texts`;
+        const one = (value("hybrid, one handle") / 1000).toFixed(1);
+        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search; ${one} ms on a ` +
+          `handle that searched before); ${texts} texts`;
         return row(goal, measured, ms < 60 && texts === 2);
       }
       case "history read": {
@@ -283,4 +285,15 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
     const goal = `file ${op}, 16 in flight, >= 1.5x today's library`;
     return row(goal, measured, (live ? ratio.median : fixed) >= 1.5);
   });
+}
+
+/** What one run measured, as bench/console.json holds it. */
+export interface ConsoleResults {
+  readonly startedAt: string;
+  readonly entries: number;
+  readonly versions: number;
+  readonly trials: number;
+  /** ms: the first memories page and audit log, asked for as the console printed its URL. */
+  readonly cold: Record<string, number>;
+  readonly rows: { page: string; p50: number; p95: number; floor: string; floorP50: number }[];
 }

@@ -6,10 +6,10 @@ import { budgetOf, Scope } from "./scope.ts";
 import { charged } from "./_budget.ts";
 import type { CallOptions, Entry, Store, Version } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
-import { withSpan } from "./_telemetry.ts";
-import { errorKind, quote } from "./_text.ts";
-import { isChecked } from "./_checked.ts";
-import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
+import { withSpan } from "./telemetry.ts";
+import { errorKind, quote } from "./text.ts";
+import { isChecked } from "./checked.ts";
+import { CALL_ID_PATTERN, VIA_PATTERN } from "./chain.ts";
 import type { BackendOps, Call } from "./backend.ts";
 
 /**
