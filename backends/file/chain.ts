@@ -390,7 +390,7 @@ export function readVersionFile(
       return { seq: o.seq, record: undefined, facts, place };
     }
     if (split.record === undefined) return { seq: o.seq, record: undefined, facts, place };
-    const intact = hashMatches(o.key, split.record, split.entry);
+    const intact = hashMatches({ key: o.key, record: split.record }, split.entry);
     return { seq: o.seq, record: split.record, facts, place, intact };
   } finally {
     close(fd);
@@ -437,7 +437,7 @@ function readHeadFile(path: string, key: string, verify: boolean): Head {
         damaged: false,
         description: undefined,
         facts,
-        ...(h === undefined ? {} : { intact: hashMatches(key, h, split.entry) }),
+        ...(h === undefined ? {} : { intact: hashMatches({ key, record: h }, split.entry) }),
       };
     } catch {
       return { state: "present", record: undefined, damaged: true, description: undefined, facts };

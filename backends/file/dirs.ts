@@ -65,18 +65,24 @@ export function usesFdPaths(root: string): boolean {
   }
 }
 
+/** Which directory `openDir` opens: a name in its parent, made when missing with `create`. */
+export type DirName = string | {
+  readonly name: string;
+  readonly create?: boolean;
+  /** Called when it made the directory (whose parent then needs a flush). */
+  readonly made?: () => void;
+};
+
 /**
  * Opens `name` (one component) in `parent` (the store's directory, a canonical path, or an open
- * `Dir`) as a directory, never through a symlink, on the store's device. `create`: makes it
- * (mode 0700) when missing. `undefined` when it is missing and not made.
+ * `Dir`) as a directory, never through a symlink, on the store's device, making it (mode 0700)
+ * when missing with `create`. `undefined` when it is missing and not made.
  *
  * @throws {NotOurDir} when something else has the name.
  */
-export function openDir(
-  parent: string | Dir,
-  name: string,
-  opts: { readonly create?: boolean; readonly made?: () => void } = {},
-): Dir | undefined {
+export function openDir(parent: string | Dir, which: DirName): Dir | undefined {
+  const opts = typeof which === "string" ? { name: which } : which;
+  const name = opts.name;
   const where = typeof parent === "string" ? name : `${parent.where}/${name}`;
   const path = typeof parent === "string" ? `${parent}/${name}` : parent.at(name);
   let fd: number;
@@ -86,7 +92,7 @@ export function openDir(
     const code = errorKind(e);
     if (code === "ENOENT" && opts.create === true) {
       if (makeDir(path)) opts.made?.();
-      return openDir(parent, name, { ...opts, create: false });
+      return openDir(parent, name);
     }
     if (code === "ENOENT") return undefined;
     if (code === "ELOOP" || code === "ENOTDIR") throw new NotOurDir(where, describe(path));

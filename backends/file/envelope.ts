@@ -48,11 +48,11 @@ export interface Split {
 
 /** The record and file bytes of a new version writing `entry` (empty for a delete). */
 export function encodeVersion(
-  key: string,
-  fields: RecordFields,
+  version: RecordFields & { readonly key: string },
   entry: Uint8Array,
 ): { record: VersionRecord; bytes: Uint8Array } {
-  const hash = chainHash(fields.prev, { ...fields, key }, entry, CHAIN_FORMAT);
+  const { key, ...fields } = version;
+  const hash = chainHash(fields.prev, version, entry, CHAIN_FORMAT);
   const record: VersionRecord = { ...fields, format: CHAIN_FORMAT, hash };
   const line = ENCODER.encode(
     PREFIX + JSON.stringify({
@@ -129,7 +129,11 @@ function checkRecord(raw: unknown): VersionRecord {
 }
 
 /** Whether a record's hash matches what it says and the entry it holds. */
-export function hashMatches(key: string, record: VersionRecord, entry: Uint8Array): boolean {
+export function hashMatches(
+  version: { readonly key: string; readonly record: VersionRecord },
+  entry: Uint8Array,
+): boolean {
+  const { key, record } = version;
   return chainHash(record.prev, { ...record, key }, entry, record.format) === record.hash;
 }
 

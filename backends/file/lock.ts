@@ -186,9 +186,9 @@ export async function acquire(
  */
 export async function tryAcquire(
   path: string,
-  key: string,
-  ms: number,
+  o: { readonly key: string; readonly ms: number },
 ): Promise<HeldLock | undefined> {
+  const { key, ms } = o;
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), ms);
   try {

@@ -172,13 +172,13 @@ function probe(
 /** Opens the history directory and the key's, making them when `create`; undefined: missing. */
 export function historyDirs(
   root: string,
-  key: string,
-  opts: { readonly create: boolean; readonly made?: () => void },
+  which: { readonly key: string; readonly create: boolean; readonly made?: () => void },
 ): { hd: Dir | undefined; kd: Dir | undefined } {
+  const { key, ...opts } = which;
   let hd: Dir | undefined;
   try {
-    hd = openDir(root, HISTORY_DIR, opts);
-    const kd = hd === undefined ? undefined : openDir(hd, key, opts);
+    hd = openDir(root, { name: HISTORY_DIR, ...opts });
+    const kd = hd === undefined ? undefined : openDir(hd, { name: key, ...opts });
     return { hd, kd };
   } catch (e) {
     hd?.close();

@@ -201,7 +201,7 @@ export class RetentionSweep {
     const held: { key: string; lock: HeldLock; seq: number; hash: string; id: string }[] = [];
     try {
       for (const key of keys) {
-        const lock = await tryAcquire(lockPath(this.#root, key), key, LOCK_TRY_MS);
+        const lock = await tryAcquire(lockPath(this.#root, key), { key, ms: LOCK_TRY_MS });
         if (lock === undefined) continue; // busy: the next walk tries again
         const expired = this.#expired.read(hd).byKey.get(key);
         const kh = readKey(key, { root: this.#root, hd, expired });

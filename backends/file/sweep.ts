@@ -80,7 +80,7 @@ async function dropCutShort(root: string, name: string): Promise<void> {
   const id = fileIdOf(path);
   if (id === undefined) return;
   for (const key of keysFor(root, name)) {
-    const lock = await tryAcquire(lockPath(root, key), key, 100);
+    const lock = await tryAcquire(lockPath(root, key), { key, ms: 100 });
     if (lock === undefined) return; // busy: left for the next sweep
     try {
       const hd = openDir(root, HISTORY_DIR);

@@ -145,7 +145,7 @@ export class Writer {
     const { root } = this.#c;
     const history = this.#c.history !== undefined;
     if (!history) this.#refuseKeptHistory(key);
-    const dirs = history ? historyDirs(root, key, { create: false }) : undefined;
+    const dirs = history ? historyDirs(root, { key, create: false }) : undefined;
     try {
       const at: LookAt = {
         root,
@@ -181,7 +181,8 @@ export class Writer {
       ? "delete"
       : "create";
     const tip = seen.tip;
-    const bytes = tip === undefined ? entry : encodeVersion(key, {
+    const bytes = tip === undefined ? entry : encodeVersion({
+      key,
       seq: tip.seq,
       op: adopting && (tip.newest === undefined || tip.newest.op === "delete") ? "create" : op,
       at: new Date().toISOString(),
@@ -251,7 +252,7 @@ export class Writer {
     if (seen.tip === undefined || at.history === undefined) return true;
     if (at.history.kd === undefined) {
       // No history directory when it looked: still none (else another writer came first).
-      const now = historyDirs(at.root, at.key, { create: false });
+      const now = historyDirs(at.root, { key: at.key, create: false });
       const none = now.kd === undefined;
       now.kd?.close();
       now.hd?.close();
@@ -278,7 +279,7 @@ export class Writer {
     const absorbed: string[] = [];
     if (tip !== undefined) {
       if (kd === undefined) {
-        const dirs = historyDirs(root, key, { create: true, made: () => (madeDirs = true) });
+        const dirs = historyDirs(root, { key, create: true, made: () => (madeDirs = true) });
         dirs.hd?.close();
         kd = dirs.kd!;
       }
