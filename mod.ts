@@ -102,6 +102,9 @@ export type {
   HistoryProblemKind,
   HistoryRetention,
   HistorySetting,
+  Proposal,
+  ProposalDecision,
+  ReviewMode,
   StoreAudit,
   Version,
   VersionedStoreOptions,
@@ -131,6 +134,16 @@ export {
   saveAnchor,
 } from "./store/anchor.ts";
 export { auditStore } from "./store/audit.ts";
+export {
+  type ApproveOptions,
+  approveProposal,
+  MAX_PENDING_PROPOSALS,
+  type ProposalFilter,
+  type ProposalList,
+  proposals,
+  type RejectOptions,
+  rejectProposal,
+} from "./store/review.ts";
 export { type FileStoreOptions, openFileStore } from "./backends/file.ts";
 export {
   defineTool,

@@ -77,6 +77,8 @@ import {
 } from "./jetstream/wire.ts";
 import { Keeper } from "./jetstream/keeper.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
+import { reviewStream } from "./jetstream/proposals.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import {
   bucketInitCommand,
@@ -209,6 +211,7 @@ const JETSTREAM_OPTIONS = {
     description: "milliseconds a call may take before it fails (default 5000)",
   },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
 } as const;
 
 type Client = {
@@ -284,6 +287,7 @@ export async function openJetStreamStore(
   const { jetstream, Kvm, headers } = await loadClient();
 
   const retention = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, retention !== undefined);
 
   // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
   let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient };
@@ -304,12 +308,13 @@ export async function openJetStreamStore(
   }
   const { bindKv, bindJsm, js } = clients;
   const stream = `KV_${bucket}`;
-  const [status, purge, hsi, anchor] = await withDeadline(
+  const [status, purge, hsi, anchor, rsi] = await withDeadline(
     Promise.all([
       bindKv.status(),
       probePurge(bindJsm, stream, bucket),
       retention === undefined ? undefined : historyInfo(bindJsm, bucket),
       retention === undefined ? undefined : anchorOf(bindJsm, stream, bucket),
+      review === false ? undefined : streamInfo(bindJsm, reviewStream(bucket)),
     ]),
     BIND_TIMEOUT_MS,
     undefined,
@@ -330,6 +335,13 @@ export async function openJetStreamStore(
   if (retention !== undefined) {
     const missing = missingForHistory(bucket, si, hsi);
     if (missing !== undefined) throw historyRefusal(bucket, missing);
+  }
+  if (review !== false && rsi === undefined) {
+    throw new ConfigError(
+      `${PREFIX} Cannot open memory bucket "${bucket}" with option "review": it has no review stream (${
+        reviewStream(bucket)
+      }); \`${bucketInitCommand(bucket, {})}\` adds it, keeping every memory`,
+    );
   }
   const denied = si.config.deny_purge === true;
   if (denied) {
@@ -377,13 +389,19 @@ export async function openJetStreamStore(
       headers,
       now,
     }),
+    { review },
   );
 }
 
 // The bucket's history stream, or `undefined` when it has none.
-async function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+  return streamInfo(jsm, historyStream(bucket));
+}
+
+// A stream's info, or `undefined` when there is no such stream.
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
   try {
-    return await jsm.streams.info(historyStream(bucket));
+    return await jsm.streams.info(name);
   } catch (e) {
     if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
     throw e;
@@ -434,7 +452,8 @@ function checkNow(now: unknown): (() => number) | undefined {
 registerBackend(BACKEND, {
   options: JETSTREAM_OPTIONS,
   open: (options, deps) =>
-    openJetStreamStore(options, {
+    // `review` is checked by openJetStreamStore, as every option is.
+    openJetStreamStore(options as JetStreamStoreOptions, {
       nc: deps.nc as unknown as NatsConnection,
       identity: deps.identity,
       onWarning: deps.onWarning as ((message: string) => void) | undefined,

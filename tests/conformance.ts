@@ -7,6 +7,7 @@ import {
   CorruptError,
   ExistsError,
   history,
+  type HistorySetting,
   InvalidContentError,
   InvalidDescriptionError,
   InvalidKeyError,
@@ -17,6 +18,7 @@ import {
   type MemoryError,
   NotFoundError,
   restoreVersion,
+  type ReviewMode,
   Scope,
   StaleError,
   type Store,
@@ -27,6 +29,7 @@ import { test as registerTest, type TestOptions } from "./_lib/test_api.ts";
 import { historyConformance } from "./conformance_history.ts";
 import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
+import { reviewConformance } from "./conformance_review.ts";
 
 /** A fresh, empty store and how to dispose of it. */
 export interface Fixture {
@@ -36,6 +39,19 @@ export interface Fixture {
   /** Stores raw bytes under a key, bypassing the library (a hand edit, a damaged entry). */
   readonly plant: (key: string, bytes: Uint8Array) => Promise<void>;
   readonly cleanup: () => Promise<void>;
+  /**
+   * Another store over the same keyspace, opened with the fixture's options and `options`
+   * (`review`, say). Without it, the cases that need it do not run.
+   */
+  readonly reopen?: (options: ReopenOptions) => Promise<Store>;
+  /** Whether the store enforces read-before-update (set by the suite). */
+  readonly enforcesReadBeforeUpdate?: boolean;
+}
+
+/** What `Fixture.reopen` may add to a store's options. */
+export interface ReopenOptions {
+  readonly review?: ReviewMode | undefined;
+  readonly history?: HistorySetting | undefined;
 }
 
 /** What the suite needs to know about a backend. */
@@ -92,7 +108,7 @@ export function conformance(options: ConformanceOptions): void {
       fn: async () => {
         const fixture = await options.open();
         try {
-          await fn(fixture);
+          await fn({ ...fixture, enforcesReadBeforeUpdate });
         } finally {
           await fixture.cleanup();
         }
@@ -420,5 +436,8 @@ export function conformance(options: ConformanceOptions): void {
   if (options.history !== false) {
     historyConformance(test);
     trustConformance(test);
+    reviewConformance((name, fn) =>
+      test(name, (f) => f.reopen === undefined ? Promise.resolve() : fn(f))
+    );
   }
 }

@@ -9,7 +9,14 @@ import type { Tool } from "./tool.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, READ, WRITE } from "./_names.ts";
 import { type Context, KEY_PROPERTY, memoryTool, ok, type Outcome } from "./_memory_tool.ts";
-import { existsRefusal, failure, protectedRefusal, validationRefusal } from "./_refusals.ts";
+import {
+  existsRefusal,
+  failure,
+  heldOutcome,
+  protectedRefusal,
+  validationRefusal,
+} from "./_refusals.ts";
+import { heldCall } from "../store/_hold.ts";
 import type { EntryVersion } from "../store/backend.ts";
 import { readWithVersion } from "../store/history.ts";
 import { rulesText } from "./_key_rules.ts";
@@ -115,13 +122,19 @@ export function writeTool(ctx: Context): Tool {
       const refused = protectedRefusal(ctx, key, " Nothing was written.");
       if (refused !== undefined) return refused;
       const { description, content } = args as { description: string; content: string };
+      let held = false;
+      const asked = heldCall(call, () => held = true);
       try {
         if (overwrite) {
-          await ctx.store.update(key, description, content, call);
-          return ok(`Saved memory ${quote(key)}, replacing what it held.`);
+          await ctx.store.update(key, description, content, asked);
+          return held
+            ? heldOutcome(`Your change to memory ${quote(key)}`)
+            : ok(`Saved memory ${quote(key)}, replacing what it held.`);
         }
-        await ctx.store.create(key, description, content, call);
-        return ok(`Saved new memory ${quote(key)}.`);
+        await ctx.store.create(key, description, content, asked);
+        return held
+          ? heldOutcome(`Your new memory ${quote(key)}`)
+          : ok(`Saved new memory ${quote(key)}.`);
       } catch (e) {
         if (e instanceof MemoryError && e.code === "exists") {
           return await existsRefusal(ctx, key, call);
@@ -150,8 +163,11 @@ export function deleteTool(ctx: Context): Tool {
     act: async (k, call) => {
       const refused = protectedRefusal(ctx, k, " Nothing was deleted.");
       if (refused !== undefined) return refused;
+      let held = false;
       try {
-        return (await ctx.store.delete(k, call))
+        const existed = await ctx.store.delete(k, heldCall(call, () => held = true));
+        if (held) return heldOutcome(`Your deletion of memory ${quote(k)}`);
+        return existed
           ? ok(`Deleted memory ${quote(k)}.`)
           : ok(`No memory has key ${quote(k)}; nothing was deleted.`);
       } catch (e) {

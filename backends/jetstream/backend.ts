@@ -21,6 +21,7 @@ import { getMessage } from "./mover.ts";
 import { readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
+import { jetStreamReview } from "./proposals.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -38,6 +39,7 @@ export class JetStreamBackend implements BackendOps {
       ...historyOps(this.#h, config.keeper),
       index: (call) => this.#list(call, true),
       readLatest: (key, call) => this.#read(key, call, true),
+      review: jetStreamReview(this.#h),
     };
   }
 

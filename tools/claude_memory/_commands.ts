@@ -10,7 +10,8 @@ import { withSpan } from "../../store/_telemetry.ts";
 import { CommandError, describeText } from "./_files.ts";
 import { pathOf, ROOT } from "./_paths.ts";
 import { commandScope, keepTaint } from "./_scope.ts";
-import { budgetText } from "../_refusals.ts";
+import { budgetText, QUEUE_FULL_TEXT } from "../_refusals.ts";
+import { ReviewQueueFullError } from "../../store/_hold.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 24;
@@ -40,6 +41,7 @@ export function storeError(
     case "exists":
       return fail(exists);
     case "capacity":
+      if (e instanceof ReviewQueueFullError) return fail(QUEUE_FULL_TEXT);
       return fail(
         `Refused: memory is full (${MAX_ENTRIES} files, the most it holds). Nothing was written. ` +
           "Delete a file you no longer need, or edit one.",
