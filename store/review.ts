@@ -419,11 +419,12 @@ function checkScope(store: Store, scope: unknown): void {
   }
 }
 
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 function checkReason(store: Store, reason: unknown): void {
   if (reason === undefined) return;
-  // deno-lint-ignore no-control-regex
-  const bad = typeof reason !== "string" || reason.length > 500 ||
-    /[\u0000-\u001f\u007f]/.test(reason);
+  const bad = typeof reason !== "string" || reason.length > 500 || CONTROL.test(reason);
   if (bad) {
     throw new ConfigError(
       `[memory:${
