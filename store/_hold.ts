@@ -6,7 +6,7 @@
 
 import { CapacityError, ExistsError, NotFoundError, StaleError } from "./errors.ts";
 import { Scope } from "./scope.ts";
-import type { BackendOps, Call, EntryVersion, ReviewOps } from "./backend.ts";
+import type { BackendOps, Call, EntryVersion, HistoryOps, ReviewOps } from "./backend.ts";
 import type { CallOptions, Proposal, ReviewMode } from "./types.ts";
 import { checkCapacity, type ValidWrite } from "./validate.ts";
 import { newProposalId } from "./_proposal_record.ts";
@@ -58,7 +58,10 @@ export interface HeldWrite {
 
 /**
  * Holds the write `w` for review and resolves with the proposal; `undefined` for a delete of a
- * key that holds nothing (nothing to propose, as a delete of it deletes nothing).
+ * key that holds nothing (nothing to propose, as a delete of it deletes nothing). Where the
+ * backend can name the version the write would be made against before it looks (the revision
+ * the run read, on jetstream), the proposal is sent while the key is looked at, and withdrawn if
+ * the look refuses the write: one round trip instead of two.
  *
  * @throws what the write would throw (`ExistsError`, `StaleError`, `CapacityError`), and
  * `CapacityError` when `MAX_PENDING_PROPOSALS` are pending.
@@ -69,6 +72,43 @@ export async function hold(
   call: Call,
 ): Promise<Proposal | undefined> {
   const history = ops.history!;
+  const review = history.review!;
+  const hint = w.op === "create" ? undefined : review.baseHint?.(w.key, call);
+  const add = async (base: string | undefined) => {
+    const proposal = proposalOf(w, call, base);
+    await addToQueue(review, history.retention.days, proposal, w, call);
+    return proposal;
+  };
+  if (hint === undefined) {
+    const base = await check(history, w, call);
+    return base === false ? undefined : await add(base);
+  }
+  const sent = add(hint);
+  const [checked, proposal] = await Promise.allSettled([check(history, w, call), sent]);
+  const withdraw = () =>
+    proposal.status === "fulfilled" ? review.withdraw(proposal.value.id, call) : undefined;
+  if (checked.status === "rejected" || checked.value === false) {
+    await withdraw();
+    if (checked.status === "rejected") throw checked.reason;
+    return undefined;
+  }
+  if (proposal.status === "rejected") throw proposal.reason;
+  if (checked.value === hint) return proposal.value;
+  // Made against another version than the one the run read (read-before-update is off).
+  await withdraw();
+  return await add(checked.value);
+}
+
+/**
+ * Checks `w` as the write would be checked, without writing: resolves with the revision of the
+ * key's newest version (the proposal's base; `undefined` when it has none), or `false` for a
+ * delete of a key that holds nothing.
+ */
+async function check(
+  history: HistoryOps,
+  w: HeldWrite,
+  call: Call,
+): Promise<string | undefined | false> {
   const review = history.review!;
   const { key, op, backend } = w;
   const refuse = (why: string) =>
@@ -108,19 +148,22 @@ export async function hold(
       throw refuse(`it changed since this run read it; read it again, then ${again}`);
     }
   }
-  if (op === "delete" && head === undefined) return undefined;
+  if (op === "delete" && head === undefined) return false;
   // A write that would create the key needs room for it now.
   if (head === undefined) checkCapacity(await review.count(call), key);
-  await checkQueue(review, history.retention.days, w, call);
+  return head?.version?.revision;
+}
+
+function proposalOf(w: HeldWrite, call: Call, base: string | undefined): Proposal {
   const scope = call.scope!;
-  const proposal: Proposal = {
+  return {
     id: newProposalId(),
-    key,
-    op,
+    key: w.key,
+    op: w.op,
     ...(w.write === undefined
       ? {}
       : { description: w.write.description, content: w.write.content }),
-    ...(head?.version === undefined ? {} : { base: head.version.revision }),
+    ...(base === undefined ? {} : { base }),
     ...(scope.run === undefined ? {} : { run: scope.run }),
     ...(scope.actor === undefined ? {} : { actor: scope.actor }),
     via: call.via,
@@ -128,23 +171,23 @@ export async function hold(
     tainted: scope.tainted,
     at: new Date().toISOString(),
   };
-  await review.add(proposal, call);
-  return proposal;
 }
 
-async function checkQueue(review: ReviewOps, days: number, w: HeldWrite, call: Call) {
-  let pending = await review.pending(call);
-  if (pending >= MAX_PENDING_PROPOSALS) {
-    // Expired proposals may still be counted: let them go, then count again.
-    await review.list("pending", expiryBefore(days), call);
-    pending = await review.pending(call);
-  }
-  if (pending >= MAX_PENDING_PROPOSALS) {
-    throw new ReviewQueueFullError(
-      `[memory:${w.backend}] Cannot ${w.op} memory ${
-        quote(w.key)
-      }: the review queue is full (${MAX_PENDING_PROPOSALS} proposals pending); an operator must approve or reject some first`,
-      { key: w.key },
-    );
-  }
+async function addToQueue(
+  review: ReviewOps,
+  days: number,
+  proposal: Proposal,
+  w: HeldWrite,
+  call: Call,
+): Promise<void> {
+  if (await review.add(proposal, MAX_PENDING_PROPOSALS, call)) return;
+  // Expired proposals may still be counted: let them go, then try again.
+  await review.list("pending", expiryBefore(days), call);
+  if (await review.add(proposal, MAX_PENDING_PROPOSALS, call)) return;
+  throw new ReviewQueueFullError(
+    `[memory:${w.backend}] Cannot ${w.op} memory ${
+      quote(w.key)
+    }: the review queue is full (${MAX_PENDING_PROPOSALS} proposals pending); an operator must approve or reject some first`,
+    { key: w.key },
+  );
 }

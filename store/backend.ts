@@ -166,10 +166,20 @@ export interface ReviewOps {
   readonly readBeforeUpdate: boolean;
   /** How many memories the store holds (at most; exact at `MAX_ENTRIES`), for a held create. */
   count(call: Call): Promise<number>;
-  /** How many proposals are pending (claimed ones included). */
-  pending(call: Call): Promise<number>;
-  /** Keeps `proposal` (with its body) as pending. */
-  add(proposal: Proposal, call: Call): Promise<void>;
+  /**
+   * Keeps `proposal` (with its body) as pending, unless `limit` proposals are pending already
+   * (claimed ones included): then `false`, and nothing is kept. Proposals added at once may pass
+   * the limit by their number, as creates pass `MAX_ENTRIES`.
+   */
+  add(proposal: Proposal, limit: number, call: Call): Promise<boolean>;
+  /** Removes pending proposal `id`, which its own write's check refused (nothing else has it). */
+  withdraw(id: string, call: Call): Promise<void>;
+  /**
+   * The revision of the version a write of `key` through `call` would be made against, when the
+   * backend can tell without looking (the revision the run read, when revisions are versions);
+   * `undefined` otherwise. Lets a held write send its proposal while the key is looked at.
+   */
+  baseHint?(key: string, call: Call): string | undefined;
   /** Proposal `id` as pending (with its claim) or decided; `undefined` when there is none. */
   get(
     id: string,

@@ -121,7 +121,9 @@ export function proposals(
     const out = found
       .filter((p) => filter.key === undefined || p.key === filter.key)
       .filter((p) => filter.run === undefined || p.run === filter.run)
-      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || (a.id < b.id ? -1 : 1));
+      .map((p) => ({ p, at: Date.parse(p.at) }))
+      .sort((a, b) => a.at - b.at || (a.p.id < b.p.id ? -1 : 1))
+      .map(({ p }) => p);
     return proposalList(filter.limit === undefined ? out : out.slice(0, filter.limit), problems);
   });
 }

@@ -5,7 +5,6 @@
 // (`.<id>.lock`, lock.ts), so of two processes deciding one proposal exactly one does. Nothing
 // under `.review` is followed: a symlink there makes the call fail, never reach outside.
 
-import { fstatSync } from "node:fs";
 import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import type { Call, Claim, HeldProposal, Listed, ReviewOps } from "../../store/backend.ts";
 import type { HistoryProblem, Proposal } from "../../store/types.ts";
@@ -38,6 +37,8 @@ const DIR_MODE = 0o700;
 // No record this library writes is larger: a body at the cap, each character escaped.
 const MAX_RECORD_BYTES = 1 << 20;
 const NAME = /^([pd])\.([0-9a-f]{16})\.json$/;
+// Reads go through one buffer, one byte larger than any record, which decoding copies out of.
+const READ_BUF = new Uint8Array(MAX_RECORD_BYTES + 1);
 
 /** How the file store was opened, as its review storage needs it. */
 export interface FileReviewConfig {
@@ -74,16 +75,17 @@ class FileReview implements ReviewOps {
     return n;
   }
 
-  // deno-lint-ignore require-await
-  async pending(): Promise<number> {
-    return this.#names().filter((n) => n.state === "p").length;
-  }
-
-  async add(proposal: Proposal): Promise<void> {
+  async add(proposal: Proposal, limit: number): Promise<boolean> {
     this.#requireWritable(proposal.key);
     if (!this.#there()) makeSubdir(this.#dir, DIR_MODE);
     this.#checkDir();
+    if (this.#names().filter((n) => n.state === "p").length >= limit) return false;
     await this.#place(this.#path("p", proposal.id), encodeProposal({ proposal }));
+    return true;
+  }
+
+  async withdraw(id: string): Promise<void> {
+    if (remove(this.#path("p", id))) await this.#flush();
   }
 
   // deno-lint-ignore require-await
@@ -273,9 +275,8 @@ class FileReview implements ReviewOps {
       return kind === "ELOOP" ? "it is a symlink" : `it cannot be opened (${kind})`;
     }
     try {
-      const size = fstatSync(fd).size;
-      if (size > MAX_RECORD_BYTES) return "it is larger than any record";
-      const buf = new Uint8Array(size + 1);
+      // Read into one buffer (a stat per file would cost more than the read).
+      const buf = READ_BUF;
       const n = readAll(fd, buf);
       if (n > MAX_RECORD_BYTES) return "it is larger than any record";
       const held = decodeProposal(buf.subarray(0, n), id);

@@ -41,6 +41,8 @@ class JetStreamReview implements ReviewOps {
   readonly #h: Handle;
   readonly #stream: string;
   readonly #base: string;
+  readonly #queue = new QueueBound();
+  #adding: Promise<void> = Promise.resolve();
 
   constructor(h: Handle) {
     this.#h = h;
@@ -53,24 +55,64 @@ class JetStreamReview implements ReviewOps {
     return this.#h.run("create", undefined, call, async (d) => (await this.#h.count(d)).live);
   }
 
-  pending(call: Call): Promise<number> {
-    return this.#h.run("create", undefined, call, async (d) => {
-      const drained = await this.#drain(`${this.#base}.p.*`, d, () => {}, true);
-      return drained?.initial ?? 0;
+  baseHint(key: string, call: Call): string | undefined {
+    const seen = call.scope?.revision(this.#h.ns, key);
+    return seen === undefined || seen <= 0 ? undefined : String(seen);
+  }
+
+  // A publish that holds only if nothing was written to the review stream since the bound was
+  // taken keeps the count exact; a lost race counts afresh (see QueueBound).
+  // This handle's adds go one at a time, so they never race each other for the bound.
+  add(proposal: Proposal, limit: number, call: Call): Promise<boolean> {
+    const turn = this.#adding.then(() => this.#add(proposal, limit, call));
+    this.#adding = turn.then(() => {}, () => {});
+    return turn;
+  }
+
+  #add(proposal: Proposal, limit: number, call: Call): Promise<boolean> {
+    return this.#h.run("create", proposal.key, call, async (d) => {
+      const data = encodeProposal({ proposal });
+      const subject = this.#subject("p", proposal.id);
+      for (let attempt = 1;; attempt++) {
+        let bound = this.#queue.usable() ?? await this.#count(d);
+        // A bound is an upper bound: one at the limit is counted afresh before it refuses.
+        if (bound.pending >= limit && !bound.counted) bound = await this.#count(d);
+        if (bound.pending >= limit) return false;
+        // After a few lost races the publish goes without the stream's sequence: proposals added
+        // at once may then pass the limit by their number, as creates pass MAX_ENTRIES.
+        const exact = attempt <= 3;
+        try {
+          const seq = await publish(
+            this.#target(),
+            subject,
+            data,
+            { revision: 0, ...(exact ? { streamSeq: bound.seq } : {}) },
+            d.left(),
+          );
+          this.#queue.added(bound, seq);
+          return true;
+        } catch (e) {
+          if (!isWrongLastSequence(e)) throw e;
+          this.#queue.forget();
+        }
+      }
     });
   }
 
-  add(proposal: Proposal, call: Call): Promise<void> {
-    return this.#h.run("create", proposal.key, call, async (d) => {
-      const data = encodeProposal({ proposal });
-      await publish(
-        this.#target(),
-        this.#subject("p", proposal.id),
-        data,
-        { revision: 0 },
-        d.left(),
-      );
+  withdraw(id: string, call: Call): Promise<void> {
+    return this.#h.run("create", undefined, call, async () => {
+      await this.#h.c.jsm.streams.purge(this.#stream, { filter: this.#subject("p", id) });
     });
+  }
+
+  // How many proposals are pending, at the review stream's last sequence read just before.
+  async #count(d: Deadline): Promise<Bound> {
+    const info = await this.#h.c.jsm.streams.info(this.#stream);
+    const seq = info.state.last_seq;
+    const drained = await this.#drain(`${this.#base}.p.*`, d, () => {}, true);
+    const bound = { pending: drained?.initial ?? 0, seq, counted: true };
+    this.#queue.offer(bound);
+    return bound;
   }
 
   get(id: string, call: Call) {
@@ -240,6 +282,41 @@ class JetStreamReview implements ReviewOps {
 
   #target() {
     return { ...this.#h.c, stream: this.#stream };
+  }
+}
+
+/** At most `pending` proposals were pending when the review stream's last sequence was `seq`. */
+interface Bound {
+  readonly pending: number;
+  readonly seq: number;
+  /** Whether it is a count (exact then), not a count moved past later writes. */
+  readonly counted?: boolean;
+}
+
+/**
+ * One handle's bound on the pending proposals, as capacity.ts keeps one on live keys: a message
+ * of the review stream adds at most one pending proposal (a claim, release or decision adds
+ * none), so at most `pending + (S - seq)` are pending at a later sequence S, and a publish that
+ * expects the stream's last sequence to be `seq` holds only if the bound does.
+ */
+class QueueBound {
+  #bound: Bound | undefined;
+
+  usable(): Bound | undefined {
+    return this.#bound;
+  }
+
+  offer(b: Bound): void {
+    if (this.#bound === undefined || b.seq >= this.#bound.seq) this.#bound = b;
+  }
+
+  /** This handle's proposal landed at `seq`, right after the bound's sequence or later. */
+  added(from: Bound, seq: number): void {
+    this.#bound = { pending: from.pending + (seq - from.seq), seq };
+  }
+
+  forget(): void {
+    this.#bound = undefined;
   }
 }
 
