@@ -1,11 +1,39 @@
 // The review section of BENCH.md, from bench/review.json (written by bench/review.ts).
 
 import { fmtMs, fmtSpread, table } from "./_format.ts";
-import type { ReviewResults } from "./review.ts";
+import type { Spread } from "./_stats.ts";
 
 // What the store layer's extra time per write makes of a write of `plainMs`.
 function layerRatio(r: ReviewResults, plainMs: number): number {
   return 1 + (r.layer.nowUs - r.layer.beforeUs) / 1000 / plainMs;
+}
+
+/** One backend's numbers, as bench/review.json holds them. */
+export interface ReviewRow {
+  readonly backend: string;
+  /** Held write time / plain write time, per trial: updates, then creates. */
+  readonly heldUpdate: Spread;
+  readonly heldCreate: Spread;
+  /** A `review: false` store's update / the same through the store layer before the gate. */
+  readonly reviewOff: Spread;
+  /** ms per op, medians: plain update, held update. */
+  readonly plainMs: number;
+  readonly heldMs: number;
+  /** `proposals()` with MAX_PENDING_PROPOSALS pending: median ms. */
+  readonly listMs: number;
+}
+
+/** What one run measured. */
+export interface ReviewResults {
+  readonly startedAt: string;
+  readonly trials: number;
+  readonly ops: number;
+  readonly rows: ReviewRow[];
+  /**
+   * What the store layer itself takes per update (µs, medians), over a backend that does
+   * nothing: the library before the gate, and this one with `review: false`.
+   */
+  readonly layer: { readonly beforeUs: number; readonly nowUs: number };
 }
 
 /** The section ("" when bench/review.ts has not run). */

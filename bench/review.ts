@@ -15,44 +15,17 @@ import {
   Scope,
   type Store,
 } from "../mod.ts";
-import { extensionsOf } from "../store/_store.ts";
+import { extensionsOf } from "../store/build.ts";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { natsConnect, startNatsServer } from "../tests/_lib/nats_server.ts";
+import { natsConnect, startNatsServer } from "../tests/harness.ts";
 import { progress } from "./_format.ts";
-import { median, ratios, type Spread } from "./_stats.ts";
+import { median, ratios } from "./_stats.ts";
+import type { ReviewResults, ReviewRow } from "./_review_report.ts";
 
 const TRIALS = Number(Deno.args[0] ?? 7);
 const OPS = 40;
 const BODY = "a line of a memory's body\n".repeat(40);
 const OUT = new URL("review.json", import.meta.url);
-
-/** One backend's numbers, as bench/review.json holds them. */
-export interface ReviewRow {
-  readonly backend: string;
-  /** Held write time / plain write time, per trial: updates, then creates. */
-  readonly heldUpdate: Spread;
-  readonly heldCreate: Spread;
-  /** A `review: false` store's update / the same through the store layer before the gate. */
-  readonly reviewOff: Spread;
-  /** ms per op, medians: plain update, held update. */
-  readonly plainMs: number;
-  readonly heldMs: number;
-  /** `proposals()` with MAX_PENDING_PROPOSALS pending: median ms. */
-  readonly listMs: number;
-}
-
-/** What one run measured. */
-export interface ReviewResults {
-  readonly startedAt: string;
-  readonly trials: number;
-  readonly ops: number;
-  readonly rows: ReviewRow[];
-  /**
-   * What the store layer itself takes per update (µs, medians), over a backend that does
-   * nothing: the library before the gate, and this one with `review: false`.
-   */
-  readonly layer: { readonly beforeUs: number; readonly nowUs: number };
-}
 
 const LAYER_WRITES = 4_000;
 
@@ -67,7 +40,7 @@ async function layerCost(): Promise<ReviewResults["layer"]> {
     update: () => Promise.resolve(),
     delete: () => Promise.resolve(true),
   };
-  const { buildStore } = await import("../store/_store.ts");
+  const { buildStore } = await import("../store/build.ts");
   const stores = {
     before: (await libraryBefore()).buildStore(nothing),
     now: buildStore(nothing, { review: false }),

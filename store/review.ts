@@ -23,10 +23,10 @@ import type {
   Version,
 } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
-import { decided, PROPOSAL_ID } from "./_proposal_record.ts";
-import { expiryBefore, MAX_PENDING_PROPOSALS } from "./_hold.ts";
-import { describeType, quote } from "./_text.ts";
-import { refuseReadOnly, safeBackend, withHistory } from "./_history_call.ts";
+import { decided, PROPOSAL_ID } from "./proposal_record.ts";
+import { expiryBefore, MAX_PENDING_PROPOSALS } from "./hold.ts";
+import { describeType, quote } from "./text.ts";
+import { refuseReadOnly, safeBackend, withHistory } from "./history_call.ts";
 
 export { MAX_PENDING_PROPOSALS };
 

@@ -202,7 +202,10 @@ export interface Proposal {
   readonly callId?: string;
   /** Whether the proposing run had read untrusted input. */
   readonly tainted: boolean;
-  /** When it was proposed (ISO 8601 UTC, the proposing process's clock). */
+  /**
+   * When it was proposed (ISO 8601 UTC, the proposing process's clock, strictly increasing
+   * within a process, so its proposals list in the order they were made).
+   */
   readonly at: string;
   /** The operator's decision, for a decided proposal (`proposals(store, { status })`). */
   readonly decision?: ProposalDecision;

@@ -7,7 +7,6 @@ import {
   CorruptError,
   ExistsError,
   history,
-  type HistorySetting,
   InvalidContentError,
   InvalidDescriptionError,
   InvalidKeyError,
@@ -18,7 +17,6 @@ import {
   type MemoryError,
   NotFoundError,
   restoreVersion,
-  type ReviewMode,
   Scope,
   StaleError,
   type Store,
@@ -31,28 +29,9 @@ import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
 import { reviewConformance } from "./conformance_review.ts";
 
-/** A fresh, empty store and how to dispose of it. */
-export interface Fixture {
-  readonly store: Store;
-  /** A second store over the same keyspace, as another process would open it. */
-  readonly peer: () => Promise<Store>;
-  /** Stores raw bytes under a key, bypassing the library (a hand edit, a damaged entry). */
-  readonly plant: (key: string, bytes: Uint8Array) => Promise<void>;
-  readonly cleanup: () => Promise<void>;
-  /**
-   * Another store over the same keyspace, opened with the fixture's options and `options`
-   * (`review`, say). Without it, the cases that need it do not run.
-   */
-  readonly reopen?: (options: ReopenOptions) => Promise<Store>;
-  /** Whether the store enforces read-before-update (set by the suite). */
-  readonly enforcesReadBeforeUpdate?: boolean;
-}
+import type { Fixture, ReopenOptions } from "./_lib/fixture.ts";
 
-/** What `Fixture.reopen` may add to a store's options. */
-export interface ReopenOptions {
-  readonly review?: ReviewMode | undefined;
-  readonly history?: HistorySetting | undefined;
-}
+export type { Fixture, ReopenOptions };
 
 /** What the suite needs to know about a backend. */
 export interface ConformanceOptions {

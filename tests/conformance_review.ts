@@ -25,7 +25,7 @@ import {
   StaleError,
   type Store,
 } from "../mod.ts";
-import type { Fixture } from "./conformance.ts";
+import type { Fixture } from "./_lib/fixture.ts";
 
 type Register = (name: string, fn: (f: Fixture) => Promise<void>) => void;
 

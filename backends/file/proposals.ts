@@ -1,6 +1,6 @@
 // Writes held for review, in a file store: `<dir>/.review/`, beside the memories and never among
 // them (a dot name is no key). A pending proposal is `p.<id>.json`, a decided one `d.<id>.json`
-// (store/_proposal_record.ts has the format). A new record is staged, flushed and linked; every
+// (store/proposal_record.ts has the format). A new record is staged, flushed and linked; every
 // change of a pending one (a claim, its release, its decision) happens under the proposal's lock
 // (`.<id>.lock`, lock.ts), so of two processes deciding one proposal exactly one does. Nothing
 // under `.review` is followed: a symlink there makes the call fail, never reach outside.
@@ -8,8 +8,8 @@
 import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import type { Call, Claim, HeldProposal, Listed, ReviewOps } from "../../store/backend.ts";
 import type { HistoryProblem, Proposal } from "../../store/types.ts";
-import { decodeProposal, encodeProposal, PROPOSAL_ID } from "../../store/_proposal_record.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { decodeProposal, encodeProposal, PROPOSAL_ID } from "../../store/proposal_record.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
   close,

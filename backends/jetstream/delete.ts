@@ -4,7 +4,7 @@
 // listed subjects (keeper.ts); without, the marker stays (see MARKERS in scan.ts).
 
 import { StaleError } from "../../store/errors.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { isWrongLastSequence, PREFIX } from "./errors.ts";
 import { churn, type DeleteCall, type Handle, MAX_CAS_ATTEMPTS, type Written } from "./handle.ts";
 import type { Link } from "./provenance.ts";

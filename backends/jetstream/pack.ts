@@ -5,7 +5,7 @@
 // without reading the values.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import { isChainHash } from "../../store/_chain.ts";
+import { isChainHash } from "../../store/chain.ts";
 import { type Link, readRecord, setRecord, type VersionRecord } from "./provenance.ts";
 
 /** The pack headers. */

@@ -2,16 +2,16 @@
 // `agentmem bucket init` makes), never the bucket's own stream or its history, so no listing,
 // count or history read meets a proposal. A pending proposal is the last message on
 // `$KVR.<bucket>.<p>.p.<id>` (`<p>` the prefix, `~` for a flat keyspace), a decided one on
-// `...<p>.d.<id>` (store/_proposal_record.ts has the format). Each change of a pending proposal
+// `...<p>.d.<id>` (store/proposal_record.ts has the format). Each change of a pending proposal
 // (a claim, its release) is a publish that expects the subject's last sequence it read, so of two
 // processes deciding one proposal exactly one does; a decision is written once (expecting an
 // empty subject) and then the pending subject is purged up to what the decider saw.
 
-import { NotFoundError } from "../../store/errors.ts";
+import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import type { Call, Claim, HeldProposal, Listed, ReviewOps } from "../../store/backend.ts";
 import type { HistoryProblem, Proposal } from "../../store/types.ts";
-import { decodeProposal, encodeProposal } from "../../store/_proposal_record.ts";
-import { quote } from "../../store/_text.ts";
+import { decodeProposal, encodeProposal } from "../../store/proposal_record.ts";
+import { quote } from "../../store/text.ts";
 import { apiCode, type Deadline, isWrongLastSequence, STREAM_NOT_FOUND } from "./errors.ts";
 import type { Handle } from "./handle.ts";
 import { getMessage } from "./mover.ts";
@@ -93,6 +93,15 @@ class JetStreamReview implements ReviewOps {
           return true;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
+          // Without the stream's sequence, only a taken subject refuses: a random id met twice.
+          if (!exact) {
+            throw new UnavailableError(
+              `[memory:jetstream] Cannot hold a write of memory ${
+                quote(proposal.key)
+              }: its proposal's id is taken; try again`,
+              { key: proposal.key },
+            );
+          }
           this.#queue.forget();
         }
       }

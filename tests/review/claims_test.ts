@@ -14,7 +14,7 @@ import {
   Scope,
   type Store,
 } from "../../mod.ts";
-import { extensionsOf } from "../../store/_store.ts";
+import { extensionsOf } from "../../store/build.ts";
 import type { Call, HistoryOps, ReviewOps } from "../../store/backend.ts";
 import { CLAIM_LEASE_MS } from "../../store/review.ts";
 import { validateWrite } from "../../store/validate.ts";

@@ -4,8 +4,8 @@
 // the store made for it.
 
 import type { Proposal, Store } from "../../store/types.ts";
-import { writeView } from "../../store/_store.ts";
-import { heldCall } from "../../store/_hold.ts";
+import { writeView } from "../../store/build.ts";
+import { heldCall } from "../../store/hold.ts";
 import { HELD_TEXT } from "../_refusals.ts";
 
 /** A view of `store` whose writes report, into `held`, the proposals they became. */

@@ -4,7 +4,7 @@
 // (a hand edit, a forged message) is refused with the reason, never half-trusted.
 
 import { PROVENANCE_ID } from "./scope.ts";
-import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
+import { CALL_ID_PATTERN, VIA_PATTERN } from "./chain.ts";
 import { validateKey } from "./validate.ts";
 import type { Claim, HeldProposal } from "./backend.ts";
 import type { Proposal, ProposalDecision } from "./types.ts";

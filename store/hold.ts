@@ -9,8 +9,8 @@ import { Scope } from "./scope.ts";
 import type { BackendOps, Call, EntryVersion, HistoryOps, ReviewOps } from "./backend.ts";
 import type { CallOptions, Proposal, ReviewMode } from "./types.ts";
 import { checkCapacity, type ValidWrite } from "./validate.ts";
-import { newProposalId } from "./_proposal_record.ts";
-import { quote } from "./_text.ts";
+import { newProposalId } from "./proposal_record.ts";
+import { quote } from "./text.ts";
 
 /** The most proposals a store holds pending. */
 export const MAX_PENDING_PROPOSALS = 1_024;
@@ -169,8 +169,17 @@ function proposalOf(w: HeldWrite, call: Call, base: string | undefined): Proposa
     via: call.via,
     ...(call.callId === undefined ? {} : { callId: call.callId }),
     tainted: scope.tainted,
-    at: new Date().toISOString(),
+    at: nextAt(),
   };
+}
+
+let lastAt = 0;
+
+// This process's clock, made strictly increasing, so one process's proposals list in the order
+// they were made (a rename's two, say).
+function nextAt(): string {
+  lastAt = Math.max(Date.now(), lastAt + 1);
+  return new Date(lastAt).toISOString();
 }
 
 async function addToQueue(

@@ -5,12 +5,12 @@ import { ConfigError, MemoryError, ReadOnlyError, UnavailableError } from "./err
 import { budgetOf, Scope } from "./scope.ts";
 import { charged } from "./_budget.ts";
 import type { CallOptions, Entry, ReviewMode, Store, Version } from "./types.ts";
-import { heldReceiver, type HeldWrite, hold, holds } from "./_hold.ts";
+import { heldReceiver, type HeldWrite, hold, holds } from "./hold.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
-import { withSpan } from "./_telemetry.ts";
-import { errorKind, quote } from "./_text.ts";
-import { isChecked } from "./_checked.ts";
-import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
+import { withSpan } from "./telemetry.ts";
+import { errorKind, quote } from "./text.ts";
+import { isChecked } from "./checked.ts";
+import { CALL_ID_PATTERN, VIA_PATTERN } from "./chain.ts";
 import type { BackendOps, Call } from "./backend.ts";
 
 /**
@@ -58,6 +58,7 @@ export type Op =
   | "audit_log"
   | "revert"
   | "anchor"
+  | "sidecar"
   | "proposals"
   | "review";
 const VERB: Record<Op, string> = {
@@ -74,6 +75,7 @@ const VERB: Record<Op, string> = {
   audit_log: "read the audit log",
   revert: "revert a run",
   anchor: "check the store against an anchor",
+  sidecar: "use the store's sidecar",
   proposals: "list the proposals",
   review: "decide a proposal",
 };
@@ -113,7 +115,7 @@ export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
     fn: (c: Call) => Promise<T>,
   ) => runCall(backend, op, opts, validate, fn);
   // A write's proposal instead of the write, when the store holds it for review; the caller
-  // hears of it when it asked (see _hold.ts).
+  // hears of it when it asked (see hold.ts).
   const held = async (w: HeldWrite, c: Call, opts: unknown) => {
     const proposal = await hold(ops, w, c);
     if (proposal !== undefined) heldReceiver(opts)?.(proposal);
