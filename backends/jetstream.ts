@@ -43,10 +43,11 @@ import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
-import { buildStore } from "../store/_store.ts";
+import { buildStore, readOnlyStore } from "../store/_store.ts";
 import { describeType } from "../store/_text.ts";
 import { JetStreamBackend } from "./jetstream/backend.ts";
 import {
+  atLeast,
   BIND_TIMEOUT_MS,
   bindFailure,
   checkBucket,
@@ -57,6 +58,7 @@ import {
   historyRefusal,
   historyStream,
   instanceOf,
+  keepsHistory,
   missingForHistory,
   probePurge,
   resolvePrefix,
@@ -73,9 +75,13 @@ import {
   ANCHOR_NAME,
   JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
+  LEGACY_HISTORY_MIN_VALUE_SIZE,
   ROLLUP_HEADER_BYTES,
 } from "./jetstream/wire.ts";
 import { Keeper } from "./jetstream/keeper.ts";
+import { MarkerPurger } from "./jetstream/markers.ts";
+import { NoHistory } from "./jetstream/step.ts";
+import { DIRECT_TIMEOUT_MS } from "./jetstream/messages.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import {
@@ -154,6 +160,11 @@ export interface JetStreamStoreOptions extends VersionedStoreOptions {
    * may make a few requests; the deadline covers them all.
    */
   readonly timeout?: number | undefined;
+  /**
+   * Never write anything (default false): writes are refused with `ReadOnlyError`. A read-only
+   * store may open with history off on a bucket that keeps history, which a writing one may not.
+   */
+  readonly readOnly?: boolean | undefined;
 }
 
 /**
@@ -209,6 +220,7 @@ const JETSTREAM_OPTIONS = {
     description: "milliseconds a call may take before it fails (default 5000)",
   },
   history: HISTORY_OPTION,
+  readOnly: { type: "boolean", description: "never write anything (default false)" },
 } as const;
 
 type Client = {
@@ -308,12 +320,10 @@ export async function openJetStreamStore(
     Promise.all([
       bindKv.status(),
       probePurge(bindJsm, stream, bucket),
-      retention === undefined ? undefined : historyInfo(bindJsm, bucket),
+      historyInfo(bindJsm, bucket),
       retention === undefined ? undefined : anchorOf(bindJsm, stream, bucket),
     ]),
-    BIND_TIMEOUT_MS,
-    undefined,
-    (why) => bindFailure(bucket, why),
+    { ms: BIND_TIMEOUT_MS, signal: undefined, fail: (why) => bindFailure(bucket, why) },
   ).catch((e) => {
     throw bindFailure(bucket, e);
   });
@@ -323,13 +333,23 @@ export async function openJetStreamStore(
     bucket,
     si,
     retention !== undefined
-      ? JETSTREAM_HISTORY_MIN_VALUE_SIZE
+      ? LEGACY_HISTORY_MIN_VALUE_SIZE
       : JETSTREAM_MIN_VALUE_SIZE + (keepsAll ? ROLLUP_HEADER_BYTES : 0),
   );
   checkServerVersion(bucket, si.config.num_replicas, nc.info?.version);
   if (retention !== undefined) {
     const missing = missingForHistory(bucket, si, hsi);
     if (missing !== undefined) throw historyRefusal(bucket, missing);
+    const size = si.config.max_msg_size ?? -1;
+    if (size > 0 && size < JETSTREAM_HISTORY_MIN_VALUE_SIZE) {
+      warn(
+        `${PREFIX} Memory bucket "${bucket}": its max value size (${size} bytes) is below the ${JETSTREAM_HISTORY_MIN_VALUE_SIZE} bytes the largest memory takes with its version's headers, so a write whose entry and provenance are both near their limits is refused; raise it, keeping every memory, with: ${
+          bucketInitCommand(bucket)
+        }`,
+      );
+    }
+  } else if (hsi !== undefined && !decoded.readOnly) {
+    throw keepsHistory(bucket);
   }
   const denied = si.config.deny_purge === true;
   if (denied) {
@@ -344,40 +364,58 @@ export async function openJetStreamStore(
 
   const jsm = await js.jetstreamManager(false);
   const keyPrefix = prefix === "" ? "" : `${prefix}.`;
-  const keeper = retention === undefined ? undefined : new Keeper({
+  // Direct gets where the stream has one replica (its only server answers them).
+  const direct = {
+    streams: new Set(
+      [si, hsi].filter((i) =>
+        i !== undefined && i.config.num_replicas <= 1 && i.config.allow_direct
+      ).map((i) => i!.config.name),
+    ),
+    jsm: await jetstream(nc, { timeout: Math.min(timeout, DIRECT_TIMEOUT_MS), checkAPI: false })
+      .jetstreamManager(false),
+  };
+  // nats-server 2.9 moves consumers past what they have not delivered when any subject of the
+  // stream is purged (see jetstream/pull.ts); 2.10 does not.
+  const purgesSkip = !atLeast(nc.info?.version, "2.10.0");
+  const clock = now ?? Date.now;
+  const target = {
+    bucket,
+    stream: si.config.name,
+    timeout,
     nc,
     js,
     jsm,
-    timeout,
-    stream: si.config.name,
-    hstream: historyStream(bucket),
-    subjectPrefix: `$KV.${bucket}.${keyPrefix}`,
-    hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
-    anchor,
-    retention,
+    direct,
+    purgesSkip,
     headers,
-  });
-  return buildStore(
+  };
+  const history = retention === undefined
+    ? new NoHistory({
+      rollup: keepsAll ? headers : undefined,
+      markers: new MarkerPurger({ ...target, warn }, purge && !denied),
+    })
+    : new Keeper({
+      ...target,
+      hstream: historyStream(bucket),
+      subjectPrefix: `$KV.${bucket}.${keyPrefix}`,
+      hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
+      namePrefix: keyPrefix,
+      anchor,
+      retention,
+    }, { now: clock });
+  const store = buildStore(
     new JetStreamBackend({
-      bucket,
-      stream: si.config.name,
+      ...target,
       created: si.created,
       instance: instanceOf(si),
       prefix,
       readBeforeUpdate: decoded.readBeforeUpdate ?? true,
-      timeout,
-      nc,
-      js,
-      jsm,
       maxMsgSize: si.config.max_msg_size ?? -1,
-      purge: purge && !denied,
-      warn,
-      keepsAll,
-      keeper,
-      headers,
-      now,
+      history,
+      now: clock,
     }),
   );
+  return decoded.readOnly ? readOnlyStore(store) : store;
 }
 
 // The bucket's history stream, or `undefined` when it has none.
@@ -433,8 +471,11 @@ function checkNow(now: unknown): (() => number) | undefined {
 
 registerBackend(BACKEND, {
   options: JETSTREAM_OPTIONS,
-  open: (options, deps) =>
-    openJetStreamStore(options, {
+  open: (options, deps, context) =>
+    openJetStreamStore({
+      ...options,
+      readOnly: options.readOnly === true || context?.readOnly === true,
+    }, {
       nc: deps.nc as unknown as NatsConnection,
       identity: deps.identity,
       onWarning: deps.onWarning as ((message: string) => void) | undefined,
