@@ -19,14 +19,14 @@
  * @module
  */
 
-import { errorKind } from "../store/_text.ts";
+import { errorKind } from "../store/text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
-import { buildStore, readOnlyStore } from "../store/_store.ts";
+import { buildStore, readOnlyStore } from "../store/build.ts";
 import { FileBackend } from "./file/backend.ts";
 import { sweepDir } from "./file/sweep.ts";
 import { dirIdentity, makeDir, realPath } from "./file/fs.ts";

@@ -43,8 +43,8 @@ import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
-import { buildStore, readOnlyStore } from "../store/_store.ts";
-import { describeType } from "../store/_text.ts";
+import { buildStore, readOnlyStore } from "../store/build.ts";
+import { describeType } from "../store/text.ts";
 import { JetStreamBackend } from "./jetstream/backend.ts";
 import {
   atLeast,

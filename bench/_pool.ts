@@ -3,7 +3,7 @@
 // every worker its command at once, so the workers run a phase concurrently.
 
 import type { Command, Reply } from "./_protocol.ts";
-import { spawnDeno } from "../tests/_lib/spawn.ts";
+import { spawnDeno } from "../tests/harness.ts";
 
 const WORKER = new URL("./worker.ts", import.meta.url);
 const ENCODER = new TextEncoder();

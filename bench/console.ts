@@ -5,25 +5,14 @@
 // bench/results.json.
 
 import { auditLog, history, MAX_ENTRIES, openFileStore, Scope } from "../mod.ts";
-import { ROOT_CONFIG } from "../tests/_lib/deno_child.ts";
-import { spawnDeno } from "../tests/_lib/spawn.ts";
+import { ROOT_CONFIG, spawnDeno } from "../tests/harness.ts";
 import { progress } from "./_format.ts";
+import type { ConsoleResults } from "./summarize.ts";
 import { median, percentile } from "./_stats.ts";
 
 const VERSIONS = 64;
 const TRIALS = Number(Deno.args[0] ?? 30);
 const OUT = new URL("console.json", import.meta.url);
-
-/** What one run measured, as bench/console.json holds it. */
-export interface ConsoleResults {
-  readonly startedAt: string;
-  readonly entries: number;
-  readonly versions: number;
-  readonly trials: number;
-  /** ms: the first visit of the log (its index built) and of the memories page (its audit). */
-  readonly cold: Record<string, number>;
-  readonly rows: { page: string; p50: number; p95: number; floor: string; floorP50: number }[];
-}
 
 async function timed(fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -70,8 +59,10 @@ async function run(): Promise<ConsoleResults> {
       await get(path);
       return performance.now() - t;
     };
-    const cold = { "audit log, first visit": await once("/log"), "memories, first visit": 0 };
-    cold["memories, first visit"] = await once("/memories");
+    // Asked for at once: each waits for what the console reads as it starts (the audit, then
+    // the index of every version).
+    const cold = { "memories page": await once("/memories"), "audit log": 0 };
+    cold["audit log"] = await once("/log");
     let n = 0;
     const key = () => keys[(n++ * 389) % keys.length]!;
     progress(`console: ${TRIALS} trials of each page and floor`);
@@ -117,7 +108,7 @@ if (import.meta.main) {
   await Deno.writeTextFile(OUT, JSON.stringify(results, null, 2) + "\n");
   const report = await import("./report.ts");
   const saved = JSON.parse(await Deno.readTextFile(new URL("results.json", import.meta.url)));
-  const { summarize } = await import("./_summary.ts");
+  const { summarize } = await import("./summarize.ts");
   await report.writeBenchMd({ ...saved, summary: summarize(saved.runs, saved.lists, saved.micro) });
   console.log(report.consoleSection());
 }

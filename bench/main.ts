@@ -4,8 +4,7 @@
 // peers (bench/peers.ts), and reports per backend and operation. See `--help` and BENCH.md.
 
 import { connect } from "@nats-io/transport-node";
-import { startNatsServer } from "../tests/_lib/nats_server.ts";
-import { requireTools } from "../tests/_lib/needs.ts";
+import { requireTools, startNatsServer } from "../tests/harness.ts";
 import { type Config, type Keyspace, opsPerPhase, parseConfig, USAGE } from "./_args.ts";
 import { progress } from "./_format.ts";
 import { checkPhase, COUNTER_KEY } from "./_invariants.ts";
@@ -14,9 +13,9 @@ import { freshLocations, openStore, seed } from "./_location.ts";
 import { machineInfo } from "./_machine.ts";
 import { startPool, type WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, TargetName } from "./_protocol.ts";
-import type { Results } from "./_summary.ts";
+import type { Results } from "./summarize.ts";
 import { round } from "./_stats.ts";
-import { type ListRecord, type RunRecord, summarize, summarizePhase } from "./_summary.ts";
+import { type ListRecord, type RunRecord, summarize, summarizePhase } from "./summarize.ts";
 import { runMicro } from "./micro.ts";
 import { runPeers } from "./peers.ts";
 import { renderText, writeBenchMd } from "./report.ts";

@@ -1,12 +1,17 @@
 // The benchmark's tables, as Markdown (printed on stdout and embedded in BENCH.md); BENCH.md from
 // a run's results, and `deno task bench:report [results.json]`, which re-renders it from a saved
-// file. The page is bench/template.md with its `{{name}}` fields filled, and bench/analysis.md; the
+// file. The page is bench/template.md with its `{{name}}` fields filled, and bench/summary.md; the
 // generated files go through `deno fmt`, so `deno fmt --check` passes.
 
 import { fmtBytes, fmtMs, fmtRate, section, table } from "./_format.ts";
-import { type MainRow, type Results, summarize, type TargetRow } from "./_summary.ts";
+import {
+  type ConsoleResults,
+  type MainRow,
+  type Results,
+  summarize,
+  type TargetRow,
+} from "./summarize.ts";
 import type { PeerRow } from "./peers.ts";
-import type { ConsoleResults } from "./console.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
 const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";
@@ -177,12 +182,13 @@ export function consoleSection(): string {
     `each, served by \`agentmem serve\` in its own process; ${r.trials} requests per page, timed ` +
     `from the request to the last byte. Target: under 100 ms (judged on p95).\n\n` +
     table("page|p50 ms:|p95 ms:|under 100 ms|floor (this process), p50 ms", rows) +
-    `\n\nOnce per start (${cold}): the audit log builds its index of every version, and the ` +
-    "memories page waits for its first audit; later visits only bring them up to date.\n";
+    `\n\nRight after the start (${cold}, asked for as the URL was printed), a page waits for what ` +
+    "the console reads as it starts: the audit, then the index of every version; later visits only " +
+    "bring them up to date.\n";
 }
 
-/** BENCH.md for `results`, with `analysis` (Markdown) under "Analysis" if given. */
-export function renderBenchMd(results: Results, analysis?: string): string {
+/** BENCH.md for `results`, with `summary` (Markdown) under "Summary" if given. */
+export function renderBenchMd(results: Results, overview?: string): string {
   const { machine: m, notes, summary } = results;
   const c = results.config;
   const nats = m.natsServer === "not used"
@@ -207,16 +213,19 @@ export function renderBenchMd(results: Results, analysis?: string): string {
     invariants: invariantsText(results),
     listEntries: summary.list[0]?.entries ?? c.listEntries,
     notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",
-    analysis: analysis ? `## Analysis\n\n${analysis.trim()}` : "",
+    overview: overview ? `## Summary\n\n${overview.trim()}` : "",
   };
   const template = Deno.readTextFileSync(new URL("template.md", import.meta.url));
   return template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(fields[name]));
 }
 
-/** Writes BENCH.md from `results`, with bench/analysis.md as its analysis. */
+/**
+ * Writes BENCH.md from `results`, with bench/summary.md as its summary (the analysis is
+ * docs/performance.md).
+ */
 export async function writeBenchMd(results: Results): Promise<void> {
-  const analysis = await Deno.readTextFile(new URL("analysis.md", import.meta.url)).catch(() => "");
-  await Deno.writeTextFile(new URL("BENCH.md", ROOT), renderBenchMd(results, analysis));
+  const overview = await Deno.readTextFile(new URL("summary.md", import.meta.url)).catch(() => "");
+  await Deno.writeTextFile(new URL("BENCH.md", ROOT), renderBenchMd(results, overview));
   const args = ["fmt", "--quiet", "BENCH.md", "bench/results.json"];
   const fmt = { args, cwd: ROOT, stdout: "null", stderr: "piped" } as const;
   const out = await new Deno.Command(Deno.execPath(), fmt).output();

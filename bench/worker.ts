@@ -10,7 +10,7 @@ import type { Peer } from "./_peers.ts";
 import { serve } from "./_pool.ts";
 import type { Command, Location, Op, TargetName } from "./_protocol.ts";
 import { fileRawTarget, jetStreamRawTarget } from "./_raw.ts";
-import { mulberry32 } from "../tests/_lib/rng.ts";
+import { mulberry32 } from "../tests/harness.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 
 /** A worker's phase: start, end (epoch ms), each latency (µs), conflicts, keys won, bad reads. */

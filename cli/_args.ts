@@ -2,7 +2,17 @@
 // that says what was wrong in the operator's terms and, for a typo, what was meant.
 
 import { quoted } from "./_output.ts";
-import type { OptionSpec } from "./_spec.ts";
+
+/** An option: `--name value` (string) or `--name` (boolean). */
+export interface OptionSpec {
+  readonly kind: "string" | "boolean";
+  /** What the value is, in help: `<key>`, `<n>`. */
+  readonly value?: string;
+  /** One line of help. */
+  readonly help: string;
+  /** The command refuses to run without it. */
+  readonly required?: boolean;
+}
 
 /** A mistake in how the CLI was called: exit status 2. */
 export class UsageError extends Error {
@@ -30,9 +40,12 @@ export interface Args {
  */
 export function parseArgs(
   argv: readonly string[],
-  known: Readonly<Record<string, OptionSpec>>,
-  takenBy: (words: readonly string[]) => readonly string[] | undefined = () => undefined,
+  o: {
+    readonly known: Readonly<Record<string, OptionSpec>>;
+    readonly takenBy?: (words: readonly string[]) => readonly string[] | undefined;
+  },
 ): Args {
+  const { known, takenBy = () => undefined } = o;
   const options: Record<string, string | boolean> = {};
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {

@@ -54,7 +54,7 @@ export const bucketInitCommand: Command = {
       json: ctx.json,
     };
     const settings = bucketSettings(o);
-    return await bucketInit(o.dryRun ? undefined : await ctx.nats(), settings, o);
+    return await bucketInit(o.dryRun ? undefined : await ctx.nats(), { ...o, settings });
   },
 };
 
@@ -95,9 +95,9 @@ function bucketSettings(o: BucketOptions): BucketSettings {
 /** Runs `bucket init` on a connection (`undefined` with `--dry-run`, which connects nowhere). */
 async function bucketInit(
   nc: NatsConnection | undefined,
-  s: BucketSettings,
-  o: BucketOptions,
+  o: BucketOptions & { readonly settings: BucketSettings },
 ): Promise<number> {
+  const s = o.settings;
   const command = jetStreamBucketCommand(s);
   if (nc === undefined) {
     out(o.json ? safeJson({ bucket: s.bucket, result: "dry_run", command }) : command);

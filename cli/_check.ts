@@ -1,7 +1,15 @@
 // `check` and `export`: both walk every name in the store's keyspace, including the ones `list`
 // hides, so a damaged entry is reported by name instead of silently left out.
 
-import { type AuditEntry, auditStore } from "../mod.ts";
+import {
+  type Anchor,
+  type AuditEntry,
+  auditStore,
+  checkAnchor,
+  type HistoryProblem,
+} from "../mod.ts";
+import { loadAnchorFile, saveAnchorFile } from "./_anchor.ts";
+import { UsageError } from "./_args.ts";
 import { dumpHeader, dumpRecord, dumpTrailer } from "./_dump.ts";
 import type { OpenedStore as Opened } from "./_open.ts";
 import { err, errJson, out, plural, quoted, safeJson, show } from "./_output.ts";
@@ -15,9 +23,50 @@ export const checkCommand: Command = {
   about:
     "Reports damaged headers or bodies, illegal names, stray values, broken or edited history chains, and lock files left by something other than this library.",
   reach: "store",
-  examples: ["agentmem check --dir ./.agentmem"],
+  options: {
+    "save-anchor": {
+      kind: "string",
+      value: "<file>",
+      help:
+        "also write the store's anchor (every key's newest revision and hash) to this file, and print its SHA-256 to keep where the store's writers cannot reach it",
+    },
+    anchor: {
+      kind: "string",
+      value: "<file>",
+      help:
+        "also report every key whose chain no longer extends the state this anchor saved (removed, rewritten, rolled back)",
+    },
+    "anchor-sha256": {
+      kind: "string",
+      value: "<hex>",
+      help: "with --anchor: refuse an anchor file whose SHA-256 is not this one",
+    },
+  },
+  examples: [
+    "agentmem check --dir ./.agentmem",
+    "agentmem check --dir ./.agentmem --save-anchor anchor.json",
+    "agentmem check --dir ./.agentmem --anchor anchor.json",
+  ],
   alias: ["verify", "fsck", "doctor"],
-  run: async (ctx) => check(await ctx.open(), ctx.json),
+  run: async (ctx) => {
+    const anchorFile = ctx.str("anchor");
+    const sha = ctx.str("anchor-sha256");
+    if (sha !== undefined && anchorFile === undefined) {
+      throw new UsageError("--anchor-sha256 goes with --anchor <file>");
+    }
+    if (sha !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha)) {
+      throw new UsageError(
+        "--anchor-sha256 must be 64 hexadecimal digits, as --save-anchor printed",
+      );
+    }
+    // Read before opening the store: a missing or changed anchor touches nothing.
+    const anchor = anchorFile === undefined ? undefined : await loadAnchorFile(anchorFile, sha);
+    return check(await ctx.open(), {
+      json: ctx.json,
+      anchor,
+      saveTo: ctx.str("save-anchor"),
+    });
+  },
 };
 
 export const exportCommand: Command = {
@@ -31,9 +80,20 @@ export const exportCommand: Command = {
   run: async (ctx) => exportDump(await ctx.open(), ctx.json),
 };
 
+/** What `check` was asked for besides the audit. */
+interface CheckOptions {
+  readonly json: boolean;
+  readonly anchor: Anchor | undefined;
+  readonly saveTo: string | undefined;
+}
+
 /** `check`: every name, healthy or not; exit 1 when any is not. */
-async function check(opened: Opened, json: boolean): Promise<number> {
+async function check(opened: Opened, o: CheckOptions): Promise<number> {
+  const { json } = o;
   const audit = await auditStore(opened.store);
+  const anchored = o.anchor === undefined ? undefined : await checkAnchor(opened.store, o.anchor);
+  const saved = o.saveTo === undefined ? undefined : await saveAnchorFile(opened.store, o.saveTo);
+  const notes = audit.notes ?? [];
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
   const chain = audit.history ?? [];
@@ -55,6 +115,9 @@ async function check(opened: Opened, json: boolean): Promise<number> {
       })),
       ignored: audit.ignored,
       history: chain,
+      ...(notes.length === 0 ? {} : { notes }),
+      ...(anchored === undefined ? {} : { anchor: anchored }),
+      ...(saved === undefined ? {} : { savedAnchor: saved }),
       locks: locks.map((l) => ({
         name: l.name,
         ...(l.key === undefined ? {} : { key: l.key }),
@@ -88,16 +151,39 @@ async function check(opened: Opened, json: boolean): Promise<number> {
     }
     if (chain.length > 0) {
       out(`history: ${plural(chain.length, "problem", "problems")}`);
-      for (const p of chain) {
-        out(
-          `  ${quoted(p.key)}${
-            p.revision === undefined ? "" : ` revision ${p.revision}`
-          }: ${p.problem}: ${show(p.reason)}`,
-        );
-      }
+      for (const p of chain) out(problemLine(p));
+    }
+    for (const n of notes) out(`note: ${show(n)}`);
+    if (anchored !== undefined) {
+      out(
+        `anchor: ${plural(anchored.checked, "key", "keys")} checked, ${
+          plural(anchored.problems.length, "problem", "problems")
+        }${
+          anchored.outside === 0
+            ? ""
+            : ` (${plural(anchored.outside, "key", "keys")} under other prefixes not checked)`
+        }`,
+      );
+      for (const p of anchored.problems) out(problemLine(p));
+    }
+    if (saved !== undefined) {
+      out(
+        `anchor saved: ${
+          plural(saved.keys, "key", "keys")
+        }, sha256 ${saved.sha256} (keep it where the store's writers cannot reach it; check it later with --anchor and --anchor-sha256)`,
+      );
     }
   }
-  return problems.length === 0 && chain.length === 0 && blocking === 0 ? 0 : 1;
+  const anchorProblems = anchored?.problems.length ?? 0;
+  return problems.length === 0 && chain.length === 0 && blocking === 0 && anchorProblems === 0
+    ? 0
+    : 1;
+}
+
+function problemLine(p: HistoryProblem): string {
+  return `  ${quoted(p.key)}${
+    p.revision === undefined ? "" : ` revision ${p.revision}`
+  }: ${p.problem}: ${show(p.reason)}`;
 }
 
 /** `export`: the versioned dump on stdout; every entry left out is named on stderr (exit 1). */

@@ -5,7 +5,7 @@ import type { AuditLogFilter, RevertAction, Version } from "../mod.ts";
 import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { checkRaw, RAW } from "./_commands.ts";
-import { out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
+import { err, out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
 import type { Command } from "./_spec.ts";
 
 const ENCODER = new TextEncoder();
@@ -33,6 +33,11 @@ export const historyCommand: Command = {
       return 0;
     }
     if (versions.length === 0) {
+      const where = await ctx.elsewhere(key);
+      if (where !== undefined) {
+        err(`${key}: no versions under this prefix; ${where}`);
+        return 1;
+      }
       out(`${key}: no versions (never written, or pruned)`);
       return 0;
     }

@@ -51,11 +51,12 @@ export const importCommand: Command = {
   examples: ["agentmem import dump.jsonl --dry-run --dir ./.agentmem"],
   alias: ["load"],
   run: (ctx) =>
-    importDump(
-      () => ctx.flag("dry-run") ? ctx.openOrEmpty() : ctx.open(),
-      ctx.args[0],
-      { json: ctx.json, overwrite: ctx.flag("overwrite"), dryRun: ctx.flag("dry-run") },
-    ),
+    importDump(() => ctx.flag("dry-run") ? ctx.openOrEmpty() : ctx.open(), {
+      source: ctx.args[0],
+      json: ctx.json,
+      overwrite: ctx.flag("overwrite"),
+      dryRun: ctx.flag("dry-run"),
+    }),
 };
 
 /**
@@ -64,9 +65,9 @@ export const importCommand: Command = {
  */
 async function importDump(
   openStore: () => Promise<Opened>,
-  source: string | undefined,
-  o: ImportOptions,
+  o: ImportOptions & { readonly source: string | undefined },
 ): Promise<number> {
+  const { source } = o;
   const input = source === undefined
     ? stdinChunks()
     : await openInput(source, "the file to import");

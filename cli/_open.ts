@@ -5,7 +5,7 @@
 import { statSync } from "node:fs";
 import process from "node:process";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
+import { auditLog, ConfigError, openStore, type Store, type StoreConfig } from "../mod.ts";
 import { type TextOptions, UsageError } from "./_args.ts";
 import { connectNats, natsTarget } from "./_nats.ts";
 import { InputError, readUtf8File } from "./_input.ts";
@@ -43,6 +43,12 @@ export interface Opened {
   readonly dir?: string | undefined;
   /** The file store's `history` option as configured (`undefined`: not given, the default). */
   readonly history?: unknown;
+  /**
+   * The other jetstream prefixes of the bucket under which `key` holds a memory or has history
+   * (`""` for the bucket's flat keyspace), for a command that found nothing under its own;
+   * absent for other backends.
+   */
+  readonly elsewhere?: ((key: string) => Promise<string[]>) | undefined;
   /** Closes the CLI's own NATS connection, if any. */
   close(): Promise<void>;
 }
@@ -118,7 +124,8 @@ export async function open(o: OpenOptions): Promise<Opened> {
     const store = await openStore(config, { nc });
     const bucket = String(options.bucket);
     const prefix = typeof options.prefix === "string" ? options.prefix : "";
-    return { store, bucket, prefix, close: () => nc.close().catch(() => {}) };
+    const elsewhere = (key: string) => prefixesOf(key, { nc, config, prefix });
+    return { store, bucket, prefix, elsewhere, close: () => nc.close().catch(() => {}) };
   } catch (e) {
     await nc.close().catch(() => {});
     throw e;
@@ -173,4 +180,28 @@ async function openFile(
     history: options.history,
     close: () => Promise.resolve(),
   };
+}
+
+// The prefixes other than `at.prefix` under which `key` lives in the bucket: read through a
+// read-only handle on the whole bucket (prefix ""), from its listing and, for a deleted key,
+// its history.
+async function prefixesOf(
+  key: string,
+  at: { nc: NatsConnection; config: StoreConfig; prefix: string },
+): Promise<string[]> {
+  const options: Record<string, unknown> = {
+    ...(at.config.options as Record<string, unknown>),
+    prefix: "",
+  };
+  const whole = await openStore({ ...at.config, options, readOnly: true }, { nc: at.nc });
+  const found = new Set<string>();
+  const note = (name: string) => {
+    const p = name === key ? "" : name.endsWith(`.${key}`) ? name.slice(0, -key.length - 1) : null;
+    if (p !== null && !p.includes(".") && p !== at.prefix) found.add(p);
+  };
+  for (const { key: name } of await whole.list()) note(name);
+  if (found.size === 0 && options.history !== false) {
+    for (const v of await auditLog(whole)) note(v.key);
+  }
+  return [...found].sort();
 }

@@ -1,7 +1,7 @@
 // `serve`: opens the store (read-only unless --write) and hands it to the console (cli/serve/),
 // loaded only for this command, so the other commands never load the web framework.
 
-import { readFile } from "node:fs/promises";
+import { loadAnchorFile } from "./_anchor.ts";
 import { UsageError } from "./_args.ts";
 import type { OpenedStore } from "./_open.ts";
 import { err, out } from "./_output.ts";
@@ -30,6 +30,11 @@ export const serveCommand: Command = {
       value: "<file>",
       help: "the check page also checks the store against this anchor (check --save-anchor)",
     },
+    "anchor-sha256": {
+      kind: "string",
+      value: "<hex>",
+      help: "with --anchor: refuse an anchor file whose SHA-256 is not this one",
+    },
   },
   reach: "store",
   examples: ["agentmem serve --dir ./.agentmem"],
@@ -48,15 +53,13 @@ async function serve(ctx: Context): Promise<number> {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  // Read at start (a mistake shows at once) and again at each visit of the check page.
   const file = ctx.str("anchor");
-  const anchor = file === undefined ? undefined : async () => {
-    try {
-      return await readFile(file, "utf8");
-    } catch {
-      // The message never repeats the path.
-      throw new UsageError("the file given by --anchor cannot be read");
-    }
-  };
+  const sha = ctx.str("anchor-sha256");
+  if (sha !== undefined && file === undefined) {
+    throw new UsageError("--anchor-sha256 needs --anchor");
+  }
+  const anchor = file === undefined ? undefined : () => loadAnchorFile(file, sha);
   await anchor?.();
   const opened = await ctx.open({ readOnly: !write });
   const { serveConsole } = await import("./serve/mod.ts");
@@ -93,6 +96,9 @@ function restartHint(ctx: Context): string {
   if (ctx.str("port") !== undefined) parts.push(`--port ${ctx.str("port")}`);
   if (ctx.str("host") !== undefined) parts.push(`--host ${ctx.str("host")}`);
   if (ctx.str("anchor") !== undefined) parts.push("--anchor <the same file>");
+  if (ctx.str("anchor-sha256") !== undefined) {
+    parts.push(`--anchor-sha256 ${ctx.str("anchor-sha256")}`);
+  }
   parts.push("--write");
   return parts.join(" ");
 }

@@ -2,18 +2,10 @@
 // suggestions and help are all derived, and the context its handler runs with.
 
 import type { NatsConnection } from "@nats-io/nats-core";
+import type { OptionSpec } from "./_args.ts";
 import type { Opened, OpenedStore } from "./_open.ts";
 
-/** An option: `--name value` (string) or `--name` (boolean). */
-export interface OptionSpec {
-  readonly kind: "string" | "boolean";
-  /** What the value is, in help: `<key>`, `<n>`. */
-  readonly value?: string;
-  /** One line of help. */
-  readonly help: string;
-  /** The command refuses to run without it. */
-  readonly required?: boolean;
-}
+export type { OptionSpec };
 
 /** A positional argument. */
 export interface ArgSpec {
@@ -77,6 +69,11 @@ export interface Context {
    * what a message prints when it points to another command.
    */
   again(words: string): string;
+  /**
+   * For a key this run's store has nothing under: a sentence naming the other jetstream prefixes
+   * where it lives, with the command to see it there; `undefined` when there are none.
+   */
+  elsewhere(key: string): Promise<string | undefined>;
 }
 
 /** The options that choose the store, taken by every command that opens one. */

@@ -6,12 +6,12 @@
  * @module
  */
 
-import { MemoryError } from "../mod.ts";
+import { MemoryError, NotFoundError } from "../mod.ts";
 import { nearest, parseArgs, UsageError } from "./_args.ts";
 import { Given } from "./_fixes.ts";
 import { commandHelp, overview, VERSION } from "./_help.ts";
 import { failureKind, InputError } from "./_input.ts";
-import { existing, open, openNats, type OpenOptions } from "./_open.ts";
+import { existing, open, type Opened, openNats, type OpenOptions } from "./_open.ts";
 import { err, errJson, out, quoted } from "./_output.ts";
 import { type Command, type Context, optionsOf, type OptionSpec, STORE_OPTIONS } from "./_spec.ts";
 import { COMMANDS } from "./_table.ts";
@@ -41,10 +41,13 @@ export async function main(args: string[]): Promise<number> {
   let given: Given | undefined;
   const closers: Array<() => Promise<void>> = [];
   try {
-    const { options, positionals } = parseArgs(args, KNOWN, (words) => {
-      const named = words[0] === "help" ? words.slice(1) : words;
-      const command = COMMANDS.find((c) => named.join(" ").startsWith(c.name));
-      return command === undefined ? undefined : Object.keys(optionsOf(command));
+    const { options, positionals } = parseArgs(args, {
+      known: KNOWN,
+      takenBy: (words) => {
+        const named = words[0] === "help" ? words.slice(1) : words;
+        const command = COMMANDS.find((c) => named.join(" ").startsWith(c.name));
+        return command === undefined ? undefined : Object.keys(optionsOf(command));
+      },
     });
     json = options.json === true;
     given = new Given(options, COMMANDS);
@@ -64,7 +67,7 @@ export async function main(args: string[]): Promise<number> {
       out(commandHelp(command));
       return 0;
     }
-    check(command, options, rest);
+    check(command, { options, rest });
     const str = (name: string) => options[name] as string | undefined;
     const flag = (name: string) => options[name] === true;
     const dryRun = flag("dry-run");
@@ -79,10 +82,21 @@ export async function main(args: string[]): Promise<number> {
       noHistory: flag("no-history"),
       mayCreate: command.creates === true && !dryRun,
     };
-    const track = async <T extends { close(): Promise<void> }>(opening: Promise<T>) => {
+    let last: Opened | undefined;
+    const track = async <T extends Opened>(opening: Promise<T>) => {
       const opened = await opening;
       closers.push(() => opened.close());
+      last = opened;
       return opened;
+    };
+    const elsewhere = async (key: string) => {
+      const prefixes = await last?.elsewhere?.(key) ?? [];
+      if (prefixes.length === 0) return undefined;
+      const shown = prefixes.map((p) => quoted(p)).join(", ");
+      const args = rest.map((a) => (a === key ? key : a)).join(" ");
+      return `it is not under prefix ${quoted(last?.prefix ?? "")} but exists under ${
+        prefixes.length === 1 ? "prefix" : "prefixes"
+      } ${shown}: ${again.again(`${command.name} ${args} --prefix ${prefixes[0]!}`)}`;
     };
     const again = given;
     const ctx: Context = {
@@ -99,8 +113,20 @@ export async function main(args: string[]): Promise<number> {
         return nc;
       },
       again: (w) => again.again(w),
+      elsewhere,
     };
-    return await command.run(ctx);
+    try {
+      return await command.run(ctx);
+    } catch (e) {
+      // A key with nothing here may live under another jetstream prefix: say where.
+      if (!(e instanceof NotFoundError) || e.key === undefined) throw e;
+      const where = await elsewhere(e.key).catch(() => undefined);
+      if (where === undefined) throw e;
+      throw new NotFoundError(`${e.message}; ${where}`, {
+        key: (e as NotFoundError).key,
+        cause: e,
+      });
+    }
   } catch (e) {
     return report(e, json, given);
   } finally {
@@ -122,7 +148,7 @@ function resolve(words: readonly string[]): { command: Command; rest: string[] }
     }
     const found = group.find((c) => c.name === `${first} ${sub}`);
     if (found !== undefined) return { command: found, rest };
-    const meant = suggest(sub, group, subs.map((s) => `${first} ${s}`), (s) => `${first} ${s}`);
+    const meant = suggest(sub, { among: group, names: subs, group: first });
     throw new UsageError(
       `unknown ${first} subcommand ${quoted(sub)}${
         meant === undefined ? "" : ` (did you mean ${quoted(meant)}?)`
@@ -130,7 +156,7 @@ function resolve(words: readonly string[]): { command: Command; rest: string[] }
     );
   }
   const tops = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]!)), "help"];
-  const meant = suggest(first, COMMANDS, tops, (w) => w) ??
+  const meant = suggest(first, { among: COMMANDS, names: tops }) ??
     COMMANDS.find((c) => c.name.endsWith(` ${first}`))?.name;
   throw new UsageError(
     `unknown command ${quoted(first)}${
@@ -139,26 +165,24 @@ function resolve(words: readonly string[]): { command: Command; rest: string[] }
   );
 }
 
-// The command `word` was meant to be: one whose alias it is, else the nearest name.
+// The command `word` was meant to be, among commands whose names (the words after `group`, if
+// any) are `names`: one whose alias it is, else the nearest name.
 function suggest(
   word: string,
-  among: readonly Command[],
-  names: readonly string[],
-  full: (near: string) => string,
+  o: { among: readonly Command[]; names: readonly string[]; group?: string },
 ): string | undefined {
-  const aliased = among.find((c) => c.alias?.includes(word.toLowerCase()));
+  const aliased = o.among.find((c) => c.alias?.includes(word.toLowerCase()));
   if (aliased !== undefined) return aliased.name;
-  const prefix = full("");
-  const near = nearest(word, names.map((n) => n.slice(prefix.length)));
-  return near === undefined ? undefined : full(near);
+  const near = nearest(word, o.names);
+  return near === undefined ? undefined : o.group === undefined ? near : `${o.group} ${near}`;
 }
 
 // What the table says about `command`'s arguments and options, checked before anything is opened.
 function check(
   command: Command,
-  options: Readonly<Record<string, string | boolean>>,
-  rest: readonly string[],
+  given: { options: Readonly<Record<string, string | boolean>>; rest: readonly string[] },
 ): void {
+  const { options, rest } = given;
   const takes = optionsOf(command);
   for (const name of Object.keys(options)) {
     if (Object.hasOwn(takes, name)) continue;

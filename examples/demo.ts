@@ -1,22 +1,12 @@
 /**
  * `deno task demo [dir] [--live]`: an agent loop in the Anthropic Messages tool-use shape, on the
  * file backend, driven offline by a scripted model (or, with `--live` and `ANTHROPIC_API_KEY`, by
- * a real one through the Messages API; the demo imports no SDK, so it fetches only the library).
- *
- * - Run 1 saves memories, meets an `exists` refusal and resolves it (read, then overwrite), and
- *   is suspended: the harness writes a terminal record and the run's scope snapshot to a JSONL
- *   journal.
- * - Run 2 resumes with `latestScope` over the journal, sees the index in its system note,
- *   replaces a memory run 1 read (authorized by the resumed scope), then reads another one and
- *   overwrites it.
- * - Run 3 reads a web page that carries an injected instruction; the harness marks it tainted,
- *   and its scripted model writes the poisoned note. The operator then finds the write in the
- *   history (`auditLog` of tainted writes), sees what it replaced, and undoes the run
- *   (`revertRun`, dry run first).
- * - A read-only run is offered only the list and read tools.
- *
- * Everything lives in `<dir>/demo` (default `./.agentmem/demo`), which the demo deletes and
- * recreates on every start, so each run begins from nothing.
+ * a real one through the Messages API; the demo imports no SDK). Run 1 saves memories, meets an
+ * `exists` refusal and resolves it, and is suspended with its scope in a journal; run 2 resumes
+ * from it (`latestScope`) and overwrites what run 1 read; run 3 reads a page with an injected
+ * instruction and writes the poisoned note, which the operator finds (`auditLog`) and undoes
+ * (`revertRun`); a read-only run gets only the list and read tools. Everything lives in
+ * `<dir>/demo` (default `./.agentmem/demo`), deleted and made anew on every start.
  *
  * @module
  */

@@ -4,7 +4,7 @@
 // wrote nothing; a call whose outcome is unknown (the backend failed) keeps it.
 
 import { BudgetError, type BudgetKind, ConfigError, MemoryError } from "./errors.ts";
-import { describeType, quote } from "./_text.ts";
+import { describeType, quote } from "./text.ts";
 
 /** How many writes and deletes a run may make; a kind left out is not limited. */
 export interface Budget {
@@ -16,7 +16,9 @@ export interface Budget {
 
 /** How many writes and deletes a run has made. */
 export interface BudgetUsed {
+  /** Creates and updates made (a held proposal of one counts). */
   readonly writes: number;
+  /** Deletes made (a held proposal of one counts). */
   readonly deletes: number;
 }
 

@@ -10,9 +10,9 @@
 import { ConfigError } from "./errors.ts";
 import type { Evidence } from "./backend.ts";
 import type { CallOptions, HistoryProblem, Store, Version } from "./types.ts";
-import { describeType, quote } from "./_text.ts";
-import { withHistory } from "./_history_call.ts";
-import { isChainHash } from "./_chain.ts";
+import { describeType, quote } from "./text.ts";
+import { withHistory } from "./history_call.ts";
+import { isChainHash } from "./chain.ts";
 
 /** The `kind` every anchor carries. */
 export const ANCHOR_KIND = "agentmem.anchor";

@@ -9,7 +9,7 @@
 import { MemoryError } from "./errors.ts";
 import type { AuditEntry, CallOptions, Entry, Store, StoreAudit } from "./types.ts";
 import type { BackendOps, Call } from "./backend.ts";
-import { extensionsOf, runCall } from "./_store.ts";
+import { extensionsOf, runCall } from "./build.ts";
 
 /**
  * Audits every name in `store`'s keyspace, one pass over the directory or the bucket's stream

@@ -1,6 +1,6 @@
 /**
  * The contract a backend implements: raw operations over one keyspace (`BackendOps`) and, with
- * history on, its versions and evidence (`HistoryOps`). `buildStore` (store/_store.ts) wraps them
+ * history on, its versions and evidence (`HistoryOps`). `buildStore` (store/build.ts) wraps them
  * with validation before any I/O, abort checks, error normalization and spans, so a backend
  * implements only what touches its storage.
  *
@@ -27,7 +27,7 @@ export interface Call {
   readonly signal: AbortSignal | undefined;
   readonly scope: Scope | null;
   /**
-   * `true` when the caller asked (see `_checked.ts`) that this `update` or `delete` write only if
+   * `true` when the caller asked (see `checked.ts`) that this `update` or `delete` write only if
    * the key holds the revision `scope` recorded, else `StaleError`, whatever the backend's
    * read-before-update default. A delete of a key that holds nothing is then stale too.
    */
@@ -60,6 +60,8 @@ export interface BackendOps {
   entries?(call: Call): Promise<KeyedEntry[]>;
   /** The store's history, when it keeps one. */
   readonly history?: HistoryOps | undefined;
+  /** Records kept beside the memories, never listed or counted (store/sidecar.ts). Optional. */
+  readonly sidecar?: SidecarOps | undefined;
 }
 
 /** A memory with its key: what `BackendOps.entries` yields. */
@@ -172,4 +174,18 @@ export interface KeyEvidence {
    * the newest of them having this hash. None when nothing was cut.
    */
   readonly cut: ChainLink | undefined;
+}
+
+/** A change to one space: records to keep (replacing what their keys held) and keys to drop. */
+export interface SidecarChange {
+  readonly put: ReadonlyMap<string, Uint8Array>;
+  readonly remove: readonly string[];
+}
+
+/** The sidecar a backend keeps (see `BackendOps.sidecar`). Keys arrive as legal memory keys. */
+export interface SidecarOps {
+  /** Every record kept in `space`, by key; none when the space holds nothing yet. */
+  read(space: string, call: Call): Promise<Map<string, Uint8Array>>;
+  /** Applies `change` to `space`, visible to every handle on the store once it resolves. */
+  update(space: string, change: SidecarChange, call: Call): Promise<void>;
 }

@@ -14,8 +14,8 @@ import { PROVENANCE_ID } from "./scope.ts";
 import type { EntryVersion } from "./backend.ts";
 import type { CallOptions, Entry, Item, Store, Version, VersionList } from "./types.ts";
 import { validateKey, validateWrite } from "./validate.ts";
-import { extensionsOf, noteRead, runCall } from "./_store.ts";
-import { describeType, quote } from "./_text.ts";
+import { extensionsOf, noteRead, runCall } from "./build.ts";
+import { describeType, quote } from "./text.ts";
 import {
   checkRevision,
   mergeLog,
@@ -23,7 +23,7 @@ import {
   safeBackend,
   versionList,
   withHistory,
-} from "./_history_call.ts";
+} from "./history_call.ts";
 
 /** Which versions `auditLog` returns; every field narrows, none given is everything. */
 export interface AuditLogFilter {

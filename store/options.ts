@@ -6,8 +6,8 @@
  */
 
 import { ConfigError } from "./errors.ts";
-import { allowedText, readOptionFields } from "./_option_fields.ts";
-import { describeType, quote } from "./_text.ts";
+import { allowedText, readOptionFields } from "./option_fields.ts";
+import { describeType, quote } from "./text.ts";
 
 /** The JSON types an option can take. */
 export type OptionType = "string" | "boolean" | "number" | "object";

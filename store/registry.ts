@@ -7,8 +7,8 @@
 import { ConfigError, MemoryError } from "./errors.ts";
 import { type DecodedOptions, decodeOptions, type OptionsSchema } from "./options.ts";
 import type { Store } from "./types.ts";
-import { instrument, readOnlyStore } from "./_store.ts";
-import { describeType, errorKind, quote } from "./_text.ts";
+import { instrument, readOnlyStore } from "./build.ts";
+import { describeType, errorKind, quote } from "./text.ts";
 
 /**
  * What a backend may need besides its options, supplied by the host: a store to use as is, a

@@ -10,7 +10,7 @@
 
 import { ConfigError } from "./errors.ts";
 import type { HistoryRetention, HistorySetting } from "./types.ts";
-import { quote } from "./_text.ts";
+import { quote } from "./text.ts";
 
 /** What a store keeps when its options do not say: the last 64 versions and 30 days. */
 export const DEFAULT_RETENTION: HistoryRetention = Object.freeze({ versions: 64, days: 30 });

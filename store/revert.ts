@@ -14,9 +14,9 @@ import type { CallOptions, Entry, HistoryProblem, Store, Version } from "./types
 import { validateWrite, type ValidWrite } from "./validate.ts";
 import { ConfigError } from "./errors.ts";
 import type { Call } from "./backend.ts";
-import type { StoreExtensions } from "./_store.ts";
-import { quote } from "./_text.ts";
-import { refuseReadOnly, safeBackend, withHistory } from "./_history_call.ts";
+import type { StoreExtensions } from "./build.ts";
+import { quote } from "./text.ts";
+import { refuseReadOnly, safeBackend, withHistory } from "./history_call.ts";
 
 /** What a revert does to one key. */
 export interface RevertAction {

@@ -6,7 +6,7 @@
 
 import { ConfigError } from "./errors.ts";
 import { validateKey } from "./validate.ts";
-import { describeType, quote } from "./_text.ts";
+import { describeType, quote } from "./text.ts";
 import { type Budget, BudgetCounter, type BudgetUsed, checkBudget, readBudget } from "./_budget.ts";
 
 export type { Budget, BudgetUsed };

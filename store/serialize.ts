@@ -17,8 +17,8 @@ import { CorruptError } from "./errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRY_BYTES } from "./limits.ts";
 import type { Entry } from "./types.ts";
 import { normalizeDescription, validateContent } from "./validate.ts";
-import { quote, utf8Length } from "./_text.ts";
-import { parseYaml, readCanonicalHeader, writeCanonicalHeader } from "./_yaml.ts";
+import { quote, utf8Length } from "./text.ts";
+import { parseYaml, readCanonicalHeader, writeCanonicalHeader } from "./yaml.ts";
 
 const OPEN = "---\n";
 const CLOSE = "\n---\n";

@@ -12,7 +12,7 @@ import {
   TooLargeError,
 } from "./errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES, MAX_KEY_RUNES } from "./limits.ts";
-import { quote, runeCount, utf8Length } from "./_text.ts";
+import { quote, runeCount, utf8Length } from "./text.ts";
 
 const KEY_CHARSET = /^[A-Za-z0-9._=-]+$/;
 

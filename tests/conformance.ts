@@ -28,15 +28,9 @@ import { historyConformance } from "./conformance_history.ts";
 import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
 
-/** A fresh, empty store and how to dispose of it. */
-export interface Fixture {
-  readonly store: Store;
-  /** A second store over the same keyspace, as another process would open it. */
-  readonly peer: () => Promise<Store>;
-  /** Stores raw bytes under a key, bypassing the library (a hand edit, a damaged entry). */
-  readonly plant: (key: string, bytes: Uint8Array) => Promise<void>;
-  readonly cleanup: () => Promise<void>;
-}
+import type { Fixture } from "./_lib/fixture.ts";
+
+export type { Fixture };
 
 /** What the suite needs to know about a backend. */
 export interface ConformanceOptions {

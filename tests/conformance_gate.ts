@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { BudgetError, ExistsError, history, MemoryError, Scope } from "../mod.ts";
-import type { Fixture } from "./conformance.ts";
+import type { Fixture } from "./_lib/fixture.ts";
 
 type Register = (name: string, fn: (f: Fixture) => Promise<void>) => void;
 

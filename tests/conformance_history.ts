@@ -17,7 +17,7 @@ import {
   type Store,
   type Version,
 } from "../mod.ts";
-import type { Fixture } from "./conformance.ts";
+import type { Fixture } from "./_lib/fixture.ts";
 
 type Register = (name: string, fn: (f: Fixture) => Promise<void>) => void;
 

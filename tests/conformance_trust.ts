@@ -16,7 +16,7 @@ import {
   Scope,
   type Store,
 } from "../mod.ts";
-import type { Fixture } from "./conformance.ts";
+import type { Fixture } from "./_lib/fixture.ts";
 
 type Register = (name: string, fn: (f: Fixture) => Promise<void>) => void;
 

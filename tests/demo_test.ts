@@ -63,7 +63,7 @@ demoTest("deno task demo runs the three runs and prints a readable transcript", 
   assertInOrder(out, [
     "-- run-1 suspended",
     '{"type":"suspended","run":"run-1"',
-    '{"kind":"agentmem.scope","version":2',
+    '{"kind":"agentmem.scope","version":3',
     "-- run-2 resumes run-1: latestScope() over the journal restores 3 revisions",
   ]);
   assertInOrder(section(out, "Run 2 (resumed)"), [

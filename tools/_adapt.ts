@@ -2,7 +2,7 @@
 // schema for an SDK whose types expect mutable objects.
 
 import { ConfigError } from "../store/errors.ts";
-import { describeType, quote } from "../store/_text.ts";
+import { describeType, quote } from "../store/text.ts";
 import type { Store } from "../store/types.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 

@@ -1,7 +1,7 @@
 // Checks a model's tool arguments against the tool's fields before anything else runs. The model
 // can send any JSON value; the answer names what was wrong and what the tool takes.
 
-import { describeType, quote } from "../store/_text.ts";
+import { describeType, quote } from "../store/text.ts";
 
 /** One argument a tool takes: its JSON type and whether it must be given. */
 export interface Field {

@@ -3,7 +3,7 @@
 
 import { ConfigError } from "../store/errors.ts";
 import { validateKey } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 
 /**
  * Checks the option `option` of `action`: an array of legal keys or key prefixes ending in ".".

@@ -6,8 +6,8 @@ import type { Scope } from "../store/scope.ts";
 import type { CallOptions, Store } from "../store/types.ts";
 import { MAX_KEY_RUNES } from "../store/limits.ts";
 import { KEY_PATTERN, LEGAL_KEY, validateKey } from "../store/validate.ts";
-import { legalCallId } from "../store/_store.ts";
-import { withSpan } from "../store/_telemetry.ts";
+import { legalCallId } from "../store/build.ts";
+import { withSpan } from "../store/telemetry.ts";
 import {
   defineTool,
   type Tool,
@@ -170,6 +170,11 @@ function handle(
     ...(call?.signal === undefined ? {} : { signal: call.signal }),
     ...(call?.callId === undefined ? {} : { callId: call.callId }),
   });
+}
+
+/** Whose writes a frame of these tools attributes to this run (see `_writers.ts`). */
+export function writers(ctx: Context): { owner: object; store: Store; scope: Scope | null } {
+  return { owner: ctx.scope ?? ctx, store: ctx.store, scope: ctx.scope };
 }
 
 /** `call` without the run's scope: for reads that must grant no authority (a search, a look). */

@@ -3,8 +3,8 @@
 // problem is a ConfigError that says who is complaining: "Cannot make the memory tools: ...".
 
 import { ConfigError } from "../store/errors.ts";
-import { readOptionFields } from "../store/_option_fields.ts";
-import { describeType, quote } from "../store/_text.ts";
+import { readOptionFields } from "../store/option_fields.ts";
+import { describeType, quote } from "../store/text.ts";
 
 /** The fields of one options object, and typed readers that fail in the caller's words. */
 export interface ToolOptions {

@@ -9,6 +9,10 @@ import type { Item, Store } from "../store/types.ts";
 import { entryLines, frame, quoteKey } from "./_frame.ts";
 import { LIST, READ } from "./_names.ts";
 import { taintFrom } from "./_taint.ts";
+import { writerOf, writersOf } from "./_writers.ts";
+
+// The owner of a note built without a scope: it wrote nothing (see _writers.ts).
+const NO_RUN = Object.freeze({});
 import { checkKeyRules, ruleNames } from "./_key_rules.ts";
 
 /**
@@ -50,11 +54,13 @@ export async function pinnedSection(
 ): Promise<string> {
   if (items.length === 0) return "";
   const keys = items.map((i) => i.key);
-  const shown: { lines: string[]; version: Version | undefined }[] = [];
+  const shown: { key: string; lines: string[]; version: Version | undefined }[] = [];
   const left: string[] = [];
-  const build = (blocks: readonly { lines: string[] }[], out: readonly string[]) => {
+  const who = { owner: opts.scope ?? NO_RUN, store, scope: opts.scope };
+  const build = (blocks: readonly typeof shown[number][], out: readonly string[]) => {
     const lines = blocks.flatMap((b) => b.lines);
-    const body = lines.length === 0 ? "" : `\n${frame("MEMORY DATA", lines).text}`;
+    const writer = writersOf(blocks.map((b) => writerOf(who, b.key, b.version)));
+    const body = lines.length === 0 ? "" : `\n${frame("MEMORY DATA", lines, writer).text}`;
     return `${HEADING}${body}${out.length === 0 ? "" : `\n${leftOut(out)}`}\n\n`;
   };
   let full = false;
@@ -80,7 +86,9 @@ export async function pinnedSection(
     );
     batch.forEach((p, j) => {
       const rest = keys.slice(i + j + 1);
-      const next = p.lines === undefined ? undefined : { lines: p.lines, version: p.version };
+      const next = p.lines === undefined
+        ? undefined
+        : { key: p.key, lines: p.lines, version: p.version };
       if (next !== undefined && build([...shown, next], [...left, ...rest]).length <= opts.room) {
         shown.push(next);
       } else left.push(p.key);

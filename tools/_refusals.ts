@@ -5,10 +5,11 @@ import { type BudgetError, MemoryError } from "../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_DESCRIPTION_RUNES, MAX_ENTRIES } from "../store/limits.ts";
 import type { CallOptions } from "../store/types.ts";
 import { LEGAL_KEY } from "../store/validate.ts";
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import { entryLines, frame } from "./_frame.ts";
 import { DELETE, LIST, READ, WRITE } from "./_names.ts";
-import { type Context, type Outcome, refuse, withoutScope } from "./_memory_tool.ts";
+import { type Context, type Outcome, refuse, withoutScope, writers } from "./_memory_tool.ts";
+import { writerOf } from "./_writers.ts";
 import { ruleFor } from "./_key_rules.ts";
 
 /**
@@ -72,7 +73,7 @@ export async function existsRefusal(
         `read just now). Nothing was written. ${how}`,
     );
   }
-  const { text } = frame("MEMORY DATA", entryLines(key, description));
+  const { text } = frame("MEMORY DATA", entryLines(key, description), writerOf(writers(ctx), key));
   return refuse(
     "exists",
     `Refused: a memory with key ${quote(key)} already exists. Nothing was written. ` +

@@ -1,16 +1,6 @@
-// The ranking behind memory_search: a plain BM25 scorer over three fields of every memory (key,
-// description, body), run on the store's current text at each search. No index is kept: one
-// could not be kept in step with writes from other processes (the Store contract reports none),
-// and reading the store is what a search costs anyway (1,024 bodies of 4 KiB: a few
-// milliseconds of scoring next to the reads; see bench/search.ts).
-//
-// A query is split into words (letters and digits; case and Unicode compatibility forms folded);
-// a word matches where a word of the text starts with it, so "pref" finds "preferences" (keys and
-// descriptions are folded the same way; bodies, too long to fold at each search, are matched
-// case-insensitively as they stand). Each
-// field's matches count as in BM25 (term frequency saturated by k1, normalized by the field's
-// length against the average), weighted key 3, description 2, body 1, and summed over the query's
-// words by their rarity (idf). A memory that matches more of the query's words ranks higher.
+// The ranking behind memory_search: BM25 over each memory's key, description and body (weighted
+// 3, 2 and 1), a query word matching the words that start with it, run on the store's current text
+// at each search; no index is kept. Why, and the scoring in full: docs/design/search.md.
 
 /** One memory to search. */
 export interface SearchDoc {
@@ -116,6 +106,11 @@ export function snippet(content: string, rarestFirst: readonly string[]): string
     }
   }
   return "";
+}
+
+/** The start of `content`, white space folded, at most `SNIPPET_CHARS` with its ellipsis. */
+export function opening(content: string): string {
+  return content === "" ? "" : around(content, 0);
 }
 
 // How many times a word of `text` starts with `term` (at most MAX_COUNTED).

@@ -6,7 +6,7 @@
  */
 
 import type { JsonSchemaObject, Tool, ToolResult } from "./tool.ts";
-import { errorKind, quote } from "../store/_text.ts";
+import { errorKind, quote } from "../store/text.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
 import { readToolOptions } from "./_options.ts";
 import { runOrdered } from "./_queue.ts";

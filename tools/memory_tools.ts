@@ -7,13 +7,15 @@
 
 import { Scope } from "../store/scope.ts";
 import type { Store } from "../store/types.ts";
-import { instrument, isReadOnly } from "../store/_store.ts";
+import { instrument, isReadOnly } from "../store/build.ts";
 import type { Tool } from "./tool.ts";
 import { checkStore } from "./_adapt.ts";
 import { deleteTool, readTool, writeTool } from "./_key_tools.ts";
 import { DEFAULT_LIST_CHARS, listTool, MIN_LIST_CHARS } from "./_list_tool.ts";
 import type { Context } from "./_memory_tool.ts";
 import { searchTool } from "./_search_tool.ts";
+import { type EmbedSettings, VectorCache } from "./_vectors.ts";
+import { sameStore } from "./_writers.ts";
 import { readToolOptions } from "./_options.ts";
 import { checkKeyRules } from "./_key_rules.ts";
 
@@ -45,9 +47,10 @@ export interface MemoryToolsOptions {
    * Add `memory_search` (default `false`): ranked full-text search over keys, descriptions and
    * bodies, each hit shown with its key, description and a snippet, in pages within
    * `listMaxChars`. Read-only, so read-only stores offer it too. Each search reads every memory
-   * (without the run's scope: a search grants no authority to overwrite).
+   * (without the run's scope: a search grants no authority to overwrite). With `{ embed }`,
+   * hybrid: keywords and meaning fused (see `HybridSearchOptions`).
    */
-  readonly search?: boolean | undefined;
+  readonly search?: boolean | HybridSearchOptions | undefined;
   /**
    * Keys the model may read but never write or delete through these tools: exact keys, or
    * prefixes ending in "." (`"policy."` protects every key that starts with it). A write or
@@ -55,6 +58,35 @@ export interface MemoryToolsOptions {
    * CLI are not restricted. Default: none.
    */
   readonly protect?: readonly string[] | undefined;
+}
+
+/**
+ * Hybrid `memory_search`: BM25 and the cosine similarity of the host's embeddings, fused by
+ * reciprocal rank fusion (each memory scores the sum of 1 / (60 + its rank) in the keyword
+ * ranking and among the 50 nearest in meaning). Each memory's vector is cached by entry revision
+ * in a sidecar the store keeps (a hidden file on the file backend, a stream of its own on
+ * jetstream), shared by every process, so a search embeds the query and only what changed. An
+ * embedder that fails, answers wrongly (a wrong count or dimension, NaN) or takes longer than
+ * `timeoutMs` makes that search rank by keywords, with a one-line note to the model.
+ */
+export interface HybridSearchOptions {
+  /**
+   * The host's embedding API: one vector per text, in order (a `Float32Array`, or any array of
+   * numbers). A memory's text is its key, description and body, cut to 8,000 characters. The
+   * second argument says whether the call embeds the query (alone) or memories (for APIs that
+   * embed the two differently, such as Voyage's `input_type`), and its signal aborts when the
+   * search stops waiting.
+   */
+  readonly embed: (
+    texts: string[],
+    options: { readonly signal: AbortSignal; readonly kind: "query" | "document" },
+  ) => Promise<ArrayLike<number>[]>;
+  /** The name vectors are cached under (default `"default"`): change it with the model. */
+  readonly model?: string | undefined;
+  /** How long one search waits for its embeddings, in milliseconds (default 10,000). */
+  readonly timeoutMs?: number | undefined;
+  /** The most texts one `embed` call gets (default 64). */
+  readonly batch?: number | undefined;
 }
 
 /**
@@ -97,14 +129,19 @@ export interface MemoryToolsOptions {
 export function memoryTools(store: Store, options: MemoryToolsOptions = {}): Tool[] {
   const { ctx, search } = context(store, options);
   const tools = [listTool(ctx), readTool(ctx)];
-  if (search) tools.push(searchTool(ctx));
+  if (search !== false) {
+    tools.push(searchTool(ctx, search === true ? undefined : new VectorCache(ctx.store, search)));
+  }
   if (!ctx.readOnly) tools.push(writeTool(ctx), deleteTool(ctx));
   return tools;
 }
 
 const OPTION_FIELDS = ["readOnly", "scope", "listMaxChars", "search", "protect"];
 
-function context(store: Store, options: MemoryToolsOptions): { ctx: Context; search: boolean } {
+function context(
+  store: Store,
+  options: MemoryToolsOptions,
+): { ctx: Context; search: boolean | EmbedSettings } {
   const action = "make the memory tools";
   const backend = checkStore(store, action);
   const o = readToolOptions(action, options, OPTION_FIELDS);
@@ -113,13 +150,35 @@ function context(store: Store, options: MemoryToolsOptions): { ctx: Context; sea
   if (scope !== undefined && scope !== null && !(scope instanceof Scope)) {
     throw o.fail(`option "scope" must be a Scope or null`);
   }
+  const traced = instrument(store);
+  sameStore(traced, store);
   const ctx: Context = {
-    store: instrument(store),
+    store: traced,
     backend,
     scope: scope === undefined ? new Scope() : scope,
     readOnly: readOnly === true || isReadOnly(store),
     listMaxChars: o.integer("listMaxChars", MIN_LIST_CHARS, DEFAULT_LIST_CHARS),
     protect: checkKeyRules(action, "protect", o.fields.protect),
   };
-  return { ctx, search: o.boolean("search") === true };
+  const search = o.fields.search;
+  if (search === undefined || typeof search === "boolean") return { ctx, search: search === true };
+  return { ctx, search: embedSettings(action, search) };
+}
+
+function embedSettings(action: string, raw: unknown): EmbedSettings {
+  const o = readToolOptions(action, raw, ["embed", "model", "timeoutMs", "batch"]);
+  const embed = o.func<EmbedSettings["embed"]>("embed", "the host's embed(texts) function");
+  if (embed === undefined) {
+    throw o.fail(`option "search" must be true, false, or { embed } with the host's embedder`);
+  }
+  const model = o.fields.model ?? "default";
+  if (typeof model !== "string" || model.length === 0 || model.length > 200) {
+    throw o.fail(`option "search.model" must be a name of 1 to 200 characters`);
+  }
+  return {
+    embed,
+    model,
+    timeoutMs: o.integer("timeoutMs", 1, 10_000),
+    batch: o.integer("batch", 1, 64),
+  };
 }

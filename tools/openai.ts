@@ -4,7 +4,7 @@
  * @module
  */
 
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import type { JsonSchemaObject, Tool } from "./tool.ts";
 import { checkTools, schemaOf } from "./_adapt.ts";
 import { readToolOptions } from "./_options.ts";

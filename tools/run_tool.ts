@@ -4,7 +4,7 @@
  * @module
  */
 
-import { quote } from "../store/_text.ts";
+import { quote } from "../store/text.ts";
 import type { Tool, ToolResult, ToolRunOptions } from "./tool.ts";
 import { checkTools } from "./_adapt.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import type { CallOptions, Store } from "../store/types.ts";
-import { readAllEntries } from "../store/_entries.ts";
+import { readAllEntries } from "../store/entries.ts";
 import { queryTerms, rank, snippet } from "./_search.ts";
 
 /** One memory a search found, best first. */

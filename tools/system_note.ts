@@ -5,10 +5,10 @@
  */
 
 import { MemoryError } from "../store/errors.ts";
-import type { Item, Store } from "../store/types.ts";
-import { instrument, isReadOnly } from "../store/_store.ts";
-import { withSpan } from "../store/_telemetry.ts";
-import { describeType } from "../store/_text.ts";
+import type { Item, Store, Version } from "../store/types.ts";
+import { instrument, isReadOnly } from "../store/build.ts";
+import { withSpan } from "../store/telemetry.ts";
+import { describeType } from "../store/text.ts";
 import { checkStore } from "./_adapt.ts";
 import { frame, indexLine } from "./_frame.ts";
 import { listedItems } from "./_items.ts";
@@ -17,6 +17,7 @@ import { readToolOptions } from "./_options.ts";
 import { listWithHeads } from "../store/history.ts";
 import { Scope } from "../store/scope.ts";
 import { checkPins, pinnedItems, pinnedSection } from "./_pinned.ts";
+import { type Writer, writerOf, writersOf } from "./_writers.ts";
 
 /** Options of `memorySystemNote`. */
 export interface SystemNoteOptions {
@@ -103,6 +104,7 @@ export function memorySystemNote(
     async (span) => {
       let items: Item[] | undefined;
       let tainted: ReadonlySet<string> = new Set();
+      let latest: ReadonlyMap<string, Version> = new Map();
       let outcome = "ok";
       try {
         // Sorted whatever order the backend lists in, so the same memories always give the
@@ -113,6 +115,7 @@ export function memorySystemNote(
         items = listedItems(indexed?.items ?? await instrument(store).list());
         const heads = indexed?.heads ?? [];
         tainted = new Set(heads.filter((v) => v.tainted).map((v) => v.key));
+        latest = new Map(heads.map((v) => [v.key, v]));
       } catch (e) {
         outcome = e instanceof MemoryError ? e.code : "error";
       }
@@ -123,10 +126,14 @@ export function memorySystemNote(
         room: maxChars - head.length - 2 - indexReserve(items!, ro).length,
         scope,
       });
+      // Who wrote the memories the index shows: this run (when it wrote them already), or
+      // earlier ones.
+      const who = { owner: scope ?? NO_RUN, store, scope };
       const { note, shown } = compose(items, tainted, {
         readOnly: ro,
         maxChars,
         search,
+        writer: (shown) => writersOf(shown.map((i) => writerOf(who, i.key, latest.get(i.key)))),
         ...(head === undefined ? {} : { head: `${head}\n\n${section}` }),
       });
       span.setAttribute("memory.pinned", pinned.length);
@@ -169,6 +176,9 @@ function checkOptions(
     scope,
   };
 }
+
+// The owner of a note built without a scope: it wrote nothing (see _writers.ts).
+const NO_RUN = Object.freeze({});
 
 const HEADING = "# Memory";
 
@@ -246,6 +256,8 @@ function compose(
     readonly search: boolean;
     /** The intro and the pinned section, already chosen to fit. */
     readonly head?: string;
+    /** Who wrote the first items, as their frame says. */
+    readonly writer: (items: readonly Item[]) => Writer;
   },
 ): { note: string; shown: number } {
   const { readOnly, maxChars, search } = o;
@@ -263,7 +275,8 @@ function compose(
   const heads = o.head === undefined ? forms.map((head) => `${head}\n\n`) : [o.head];
   let fallback: { note: string; shown: number } | undefined;
   for (const head of heads) {
-    const result = fit(`${head}${indexHeading(readOnly)}\n`, lines, maxChars);
+    const writer = (n: number) => o.writer(items.slice(0, n));
+    const result = fit(`${head}${indexHeading(readOnly)}\n`, { lines, writer }, maxChars);
     if (result.note.length <= maxChars) return result;
     fallback = result;
   }
@@ -278,17 +291,19 @@ function pick(notes: readonly string[], maxChars: number): string {
 // The index comes last, so everything before it is the same text for every store.
 function fit(
   head: string,
-  lines: readonly string[],
+  index: { readonly lines: readonly string[]; readonly writer: (n: number) => Writer },
   maxChars: number,
 ): { note: string; shown: number } {
+  const { lines } = index;
   const build = (n: number) => {
     const omitted = lines.length - n;
-    const block = n === 0 ? "" : frame("MEMORY INDEX", lines.slice(0, n)).text;
+    const block = n === 0 ? "" : frame("MEMORY INDEX", lines.slice(0, n), index.writer(n)).text;
     return head + (omitted === 0 ? "" : `${omittedLine(omitted, lines.length)}\n`) + block;
   };
-  // The frame adds a fixed number of characters (its token has a fixed length), so the length of
-  // n lines is known without building the note; only the one returned is built.
-  let used = head.length + frame("MEMORY INDEX", []).text.length;
+  // The frame adds a fixed number of characters (its token has a fixed length; its longest
+  // label is counted), so the length of n lines is known without building the note; only the
+  // one returned is built.
+  let used = head.length + frame("MEMORY INDEX", [], "both").text.length;
   let n = 0;
   while (n < lines.length) {
     const next = used + lines[n]!.length + 1;

@@ -5,7 +5,7 @@
  */
 
 import { ConfigError } from "../store/errors.ts";
-import { describeType, quote } from "../store/_text.ts";
+import { describeType, quote } from "../store/text.ts";
 import { isPlainObject } from "./_args.ts";
 
 /**

@@ -7,13 +7,14 @@
 
 import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import { SUFFIX } from "./names.ts";
 import { HISTORY_DIR } from "./history.ts";
+import { SIDECAR_PREFIX } from "./sidecar.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";
 import type { AuditEntry, AuditLock, StoreAudit } from "../../store/types.ts";
-import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
+import { afterSubject, auditValue, keyOf, sortedAudit } from "../../store/verdict.ts";
 
 const NO_THROW = { throwIfNoEntry: false } as const;
 
@@ -30,7 +31,7 @@ export function auditFileDir(dir: string): StoreAudit {
   const locks: AuditLock[] = [];
   for (const name of readdirSync(dir)) {
     // The store's own history (its problems are reported apart, by key).
-    if (name === HISTORY_DIR) continue;
+    if (name === HISTORY_DIR || name.startsWith(SIDECAR_PREFIX)) continue;
     if (isLockName(name)) {
       const found = auditLock(dir, name);
       if (found === undefined) ignored.push(name);

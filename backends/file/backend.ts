@@ -5,9 +5,9 @@ import { CapacityError, CorruptError, StaleError, UnavailableError } from "../..
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck } from "../../store/_store.ts";
+import { abortCheck } from "../../store/build.ts";
 import type { BackendOps, Call, KeyedEntry } from "../../store/backend.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import { DirSync } from "./dir_sync.ts";
 import {
   close,
@@ -36,6 +36,7 @@ import type { HistoryRetention, Version } from "../../store/types.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/types.ts";
 import { exists, notFound, occupied, stale } from "./refusals.ts";
+import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
 /** The mode of every entry and temp file, whatever the umask. */
@@ -63,9 +64,12 @@ export class FileBackend implements BackendOps {
   readonly #versioned: VersionedWriter | undefined;
   /** The store's history, with history on. */
   readonly history: HistoryOps | undefined;
+  /** The search's vector cache and other records beside the memories (sidecar.ts). */
+  readonly sidecar: FileSidecar;
 
   constructor(config: FileConfig) {
     this.#c = config;
+    this.sidecar = new FileSidecar(config.root);
     this.#ns = namespaceOf(config.root);
     this.#dirSync = new DirSync(config.root);
     this.#capacity = new CapacityCheck(config.root);

@@ -15,7 +15,7 @@ import {
   GENESIS,
   isChainHash,
   type StoredFields,
-} from "../../store/_chain.ts";
+} from "../../store/chain.ts";
 import type { Version } from "../../store/types.ts";
 
 const PREFIX = "agentmem-version ";

@@ -10,7 +10,7 @@
 // take milliseconds and must not hold the event loop.
 
 import * as fs from "node:fs";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 
 const F = fs.constants;
 

@@ -12,7 +12,7 @@ import type { HistoryProblem, HistoryRetention, Version } from "../../store/type
 import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import type { Entry } from "../../store/types.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { GENESIS, hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
 import { fileMtime, kindOf, listNames, mayRead, removeQuietly } from "./fs.ts";
 import { readCurrent, readHead, splitFile } from "./read.ts";

@@ -45,7 +45,7 @@
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../../store/errors.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import {
   close,
   createWith,

@@ -13,7 +13,7 @@
 // a dead one.
 
 import { createHash } from "node:crypto";
-import { errorKind } from "../../store/_text.ts";
+import { errorKind } from "../../store/text.ts";
 import {
   deviceOf,
   listNames,

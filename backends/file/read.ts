@@ -7,7 +7,7 @@
 import { CorruptError } from "../../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import { close, kindOf, openForRead, readAll } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 

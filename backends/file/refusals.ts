@@ -1,7 +1,7 @@
 // The file backend's refusals, one wording each, shared by its plain and versioned writes.
 
 import { ExistsError, NotFoundError, StaleError, UnavailableError } from "../../store/errors.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 
 /** A read of a key that holds nothing. */
 export function notFound(key: string): NotFoundError {

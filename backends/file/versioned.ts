@@ -20,9 +20,9 @@ import { CapacityError, CorruptError, StaleError, UnavailableError } from "../..
 import type { HistoryRetention } from "../../store/types.ts";
 import { serializeValid } from "../../store/serialize.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { abortCheck } from "../../store/_store.ts";
+import { abortCheck } from "../../store/build.ts";
 import type { Call } from "../../store/backend.ts";
-import { errorKind, quote } from "../../store/_text.ts";
+import { errorKind, quote } from "../../store/text.ts";
 import type { Reservation } from "./count.ts";
 import { DirSync } from "./dir_sync.ts";
 import { encodeVersion, GENESIS, type VersionRecord } from "./envelope.ts";
@@ -81,7 +81,7 @@ export type Rule =
   | { readonly kind: "checked"; readonly seen: number }
   /**
    * `delete`: remove the key if it holds something; false when it holds nothing. With `seen` (a
-   * revision-checked delete, store/_checked.ts), only if it holds exactly what the scope read.
+   * revision-checked delete, store/checked.ts), only if it holds exactly what the scope read.
    */
   | { readonly kind: "delete"; readonly seen?: number | undefined }
   /** A restore's or revert's write: the key's newest version must be `expected`. */

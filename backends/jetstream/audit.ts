@@ -3,7 +3,7 @@
 // damaged one, a name that is not a legal memory key). A deleted key's marker holds nothing.
 
 import type { AuditEntry, StoreAudit } from "../../store/types.ts";
-import { auditValue, keyOf, sortedAudit } from "../../store/_audit.ts";
+import { auditValue, keyOf, sortedAudit } from "../../store/verdict.ts";
 import type { ScanResult } from "./scan.ts";
 
 /** What a scan that kept illegal names saw, as an audit: every live name, healthy or not. */

@@ -10,7 +10,7 @@ import type { ValidWrite } from "../../store/validate.ts";
 import type { BackendOps, Call, EntryVersion, HistoryOps } from "../../store/backend.ts";
 import type { Version } from "../../store/types.ts";
 import type { StoreAudit } from "../../store/types.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { auditOfScan } from "./audit.ts";
 import { historyOps } from "./commit.ts";
 import { create } from "./create.ts";
@@ -22,6 +22,7 @@ import { getMessage } from "./messages.ts";
 import { isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
+import { JetStreamSidecar } from "./sidecar.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -29,10 +30,13 @@ const ENCODER = new TextEncoder();
 export class JetStreamBackend implements BackendOps {
   readonly info: Info;
   readonly history: HistoryOps | undefined;
+  /** The search's vector cache and other records beside the memories (sidecar.ts). */
+  readonly sidecar: JetStreamSidecar;
   readonly #h: Handle;
 
   constructor(config: BackendConfig & { readonly now: () => number }) {
     const { bucket, prefix } = config;
+    this.sidecar = new JetStreamSidecar(config);
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
     this.#h = new Handle(config);
     const keeper = config.history instanceof Keeper ? config.history : undefined;

@@ -5,7 +5,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import { ConfigError, MemoryError, UnavailableError } from "../../store/errors.ts";
 import { validateKey } from "../../store/validate.ts";
-import { describeType, quote } from "../../store/_text.ts";
+import { describeType, quote } from "../../store/text.ts";
 import { apiCode, errorName, PREFIX, reason, STREAM_NOT_FOUND } from "./errors.ts";
 import { JETSTREAM_HISTORY_MIN_VALUE_SIZE, JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
 import { bucketInitCommand } from "./bucket_settings.ts";

@@ -5,7 +5,7 @@
 // scan.ts).
 
 import { StaleError } from "../../store/errors.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { isWrongLastSequence, PREFIX } from "./errors.ts";
 import { churn, type DeleteCall, type Handle, MAX_CAS_ATTEMPTS } from "./handle.ts";
 import type { Over } from "./step.ts";

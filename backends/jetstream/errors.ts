@@ -2,7 +2,7 @@
 // no server address or credential, and the time budget every call runs under.
 
 import { ExistsError, UnavailableError } from "../../store/errors.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
 
 /** The backend's registered name. */

@@ -8,7 +8,7 @@ import type { MsgHdrs } from "@nats-io/nats-core";
 import { MemoryError, StaleError, UnavailableError } from "../../store/errors.ts";
 import type { Call } from "../../store/backend.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { type Bound, CapacityBound } from "./capacity.ts";
 import {
   apiCode,

@@ -9,7 +9,7 @@ import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { parseEntry } from "../../store/serialize.ts";
 import { cutCount } from "../../store/retention.ts";
 import { validateKey } from "../../store/validate.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
 import { readSubject, type Stored } from "./messages.ts";
 import { type HistoryTarget, packedOf } from "./mover.ts";

@@ -2,7 +2,7 @@
 // older than `MARKERS.purgeAfterMs` is removed by the next listing or count that meets it, so
 // churn never piles them up (see MARKERS in scan.ts for why they wait).
 
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { isPermissionDenied } from "./bind.ts";
 import { apiCode, type Deadline, PREFIX, reason } from "./errors.ts";
 import type { OldMarker } from "./scan.ts";

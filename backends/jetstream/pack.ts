@@ -6,7 +6,7 @@
 // its record's headers, its entry's length) followed by the entry's bytes.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import { isChainHash } from "../../store/_chain.ts";
+import { isChainHash } from "../../store/chain.ts";
 import type { Version } from "../../store/types.ts";
 import { readRecord, setRecord, type VersionRecord } from "./provenance.ts";
 

@@ -11,7 +11,7 @@ import {
   chainHash,
   GENESIS,
   isChainHash,
-} from "../../store/_chain.ts";
+} from "../../store/chain.ts";
 import type { Version } from "../../store/types.ts";
 import type { Call } from "../../store/backend.ts";
 

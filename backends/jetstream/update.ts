@@ -5,7 +5,7 @@
 
 import { StaleError } from "../../store/errors.ts";
 import { checkCapacity } from "../../store/validate.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { isWrongLastSequence, PREFIX } from "./errors.ts";
 import {
   churn,

@@ -3,7 +3,7 @@
 // no retention record explains; a memory gone without a delete version; a write around the
 // library (a raw put or delete); a record that cannot be read; something foreign in its history.
 
-import { GENESIS } from "../../store/_chain.ts";
+import { GENESIS } from "../../store/chain.ts";
 import type { HistoryProblem, HistoryProblemKind } from "../../store/types.ts";
 import type { KeyState, Packed } from "./pack.ts";
 import { hashMatches } from "./provenance.ts";

@@ -1,76 +1,54 @@
 // The check page: what `agentmem check` reports (every name in the keyspace, healthy or not, the
-// history's problems, stray locks), from a new audit at each visit.
+// history's problems, stray locks), from a new audit at each visit, and with `--anchor` the check
+// against a saved anchor.
 
 import type { Context } from "hono";
-import { type Anchor, type AuditEntry, checkAnchor } from "../../mod.ts";
+import { checkAnchor, type HistoryProblem } from "../../mod.ts";
 import { type Console, failurePage, render } from "./_context.ts";
-import { type Html, html, keyLink, notice, plural, text, when } from "./_html.ts";
+import {
+  grid,
+  type Html,
+  html,
+  keyLink,
+  notice,
+  plural,
+  PROBLEM_WORDS,
+  text,
+  when,
+} from "./_html.ts";
 
-function label(e: AuditEntry): string {
-  switch (e.problem) {
-    case "corrupt":
-      return "damaged";
-    case "illegal_name":
-      return "illegal name";
-    case "not_a_file":
-      return "not a memory file";
-    case "unreadable":
-      return "unreadable";
-    default:
-      return "ok";
-  }
+function chainTable(problems: readonly HistoryProblem[]): Html {
+  return grid(
+    ["key", "revision", "problem", "reason"],
+    problems.map((p) => [keyLink(p.key), text(p.revision ?? ""), p.problem, text(p.reason)]),
+  );
 }
 
-// The anchor check (`--anchor`): every anchored key whose chain no longer extends its anchored
-// state. A file that cannot be read or parsed, or an anchor of another store, is said as such.
+// The anchor check: every anchored key whose chain no longer extends its anchored state. A file
+// that cannot be read or parsed, or an anchor of another store, is said as such.
 async function anchorSection(con: Console): Promise<Html | ""> {
   if (con.anchor === undefined) return "";
   let found;
   try {
-    // The reader's errors carry messages written for the page (no path).
-    found = await checkAnchor(con.store, JSON.parse(await con.anchor()) as Anchor);
+    found = await checkAnchor(con.store, await con.anchor());
   } catch (e) {
-    const why = e instanceof SyntaxError
-      ? "the anchor file is not valid JSON"
-      : e instanceof Error && !(e instanceof TypeError)
+    // The reader's and checkAnchor's messages name no path; anything else is said by its kind.
+    const why = e instanceof Error && e.name !== "TypeError" && e.name !== "Error"
       ? e.message
       : "the anchor could not be checked";
     return html`<h2>Anchor</h2>${notice("error", html`${why}`)}`;
   }
-  const summary = notice(
-    found.problems.length === 0 ? "info" : "error",
-    html`The anchor given by <code>--anchor</code>: ${
-      plural(found.checked, "key", "keys")
-    } checked${
-      found.outside === 0
-        ? ""
-        : html`, ${plural(found.outside, "key", "keys")} outside this store's prefix`
-    }; ${plural(found.problems.length, "problem", "problems")}.`,
-  );
-  return html`<h2>Anchor</h2>${summary}${
-    found.problems.length === 0 ? "" : html`
-      <table>
-        <thead>
-          <tr>
-            <th>key</th>
-            <th>revision</th>
-            <th>problem</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${found.problems.map((p) =>
-          html`
-            <tr>
-              <td>${keyLink(p.key)}</td>
-              <td>${text(p.revision ?? "")}</td>
-              <td>${p.problem}</td>
-              <td>${text(p.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-    `
-  }`;
+  const outside = found.outside === 0
+    ? ""
+    : html`, ${plural(found.outside, "key", "keys")} outside this store's prefix`;
+  return html`<h2>Anchor</h2>${
+    notice(
+      found.problems.length === 0 ? "info" : "error",
+      html`The anchor given by <code>--anchor</code>: ${
+        plural(found.checked, "key", "keys")
+      } checked${outside}; ${plural(found.problems.length, "problem", "problems")}.`,
+    )
+  }${found.problems.length === 0 ? "" : chainTable(found.problems)}`;
 }
 
 /** `GET /check`. */
@@ -92,71 +70,22 @@ export async function checkPage(c: Context, con: Console) {
         blocking === 0 ? "" : html`; ${plural(blocking, "lock", "locks")} to remove`
       } (audited at ${when(at)}).`,
     );
-    const entries: Html = problems.length === 0 ? "" as unknown as Html : html`
-      <h2>Entries</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>name</th>
-            <th>problem</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${problems.map((p) =>
-          html`
-            <tr>
-              <td>${p.key === undefined ? text(p.name) : keyLink(p.key)}</td>
-              <td>${label(p)}</td>
-              <td>${text(p.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-    `;
-    const history = chain.length === 0 ? "" : html`
-      <h2>History</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>key</th>
-            <th>revision</th>
-            <th>problem</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${chain.map((p) =>
-          html`
-            <tr>
-              <td>${keyLink(p.key)}</td>
-              <td>${text(p.revision ?? "")}</td>
-              <td>${p.problem}</td>
-              <td>${text(p.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-    `;
-    const lockRows = locks.length === 0 ? "" : html`
-      <h2>Locks</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>name</th>
-            <th>state</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${locks.map((l) =>
-          html`
-            <tr>
-              <td>${text(l.name)}</td>
-              <td>${l.state}</td>
-              <td>${text(l.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-    `;
+    const entries = problems.length === 0 ? "" : html`<h2>Entries</h2>${
+      grid(
+        ["name", "problem", "reason"],
+        problems.map((p) => [
+          p.key === undefined ? text(p.name) : keyLink(p.key),
+          PROBLEM_WORDS[p.problem ?? ""] ?? p.problem,
+          text(p.reason),
+        ]),
+      )
+    }`;
+    const history = chain.length === 0 ? "" : html`<h2>History</h2>${chainTable(chain)}`;
+    const lockRows = locks.length === 0
+      ? ""
+      : html`<h2>Locks</h2>${
+        grid(["name", "state", "reason"], locks.map((l) => [text(l.name), l.state, text(l.reason)]))
+      }`;
     const ignored = audit.ignored.length === 0
       ? ""
       : html`<p>${
@@ -164,12 +93,11 @@ export async function checkPage(c: Context, con: Console) {
       } ignored (never memories): ${text(audit.ignored.slice(0, 20).join(", "))}${
         audit.ignored.length > 20 ? ", …" : ""
       }</p>`;
-    const anchored = await anchorSection(con);
     return render(
       c,
       con,
       "Check",
-      html`${summary}${entries}${history}${lockRows}${ignored}${anchored}`,
+      html`${summary}${entries}${history}${lockRows}${ignored}${await anchorSection(con)}`,
     );
   } catch (e) {
     return failurePage(c, con, e);

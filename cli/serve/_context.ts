@@ -2,9 +2,9 @@
 // secrets (for the CSRF field), the kept history index and the last audit, and the error page.
 
 import type { Context as HonoContext } from "hono";
-import { MemoryError, Scope, type Store } from "../../mod.ts";
+import { type Anchor, MemoryError, Scope, type Store } from "../../mod.ts";
 import type { AuditCache } from "./_audit_cache.ts";
-import type { Door } from "./_guard.ts";
+import { type Door, sameOriginForm } from "./_guard.ts";
 import { type Chrome, type Html, html, notice, page } from "./_html.ts";
 import type { LogIndex } from "./_log_index.ts";
 
@@ -15,8 +15,8 @@ export interface Console {
   readonly door: Door;
   readonly index: LogIndex;
   readonly audits: AuditCache;
-  /** The anchor file's text, read when the check page asks (`--anchor`); `undefined` without. */
-  readonly anchor: (() => Promise<string>) | undefined;
+  /** Reads the anchor (`--anchor`) when the check page asks; `undefined` without. */
+  readonly anchor: (() => Promise<Anchor>) | undefined;
   /** How the operator started this console, for the read-only page (store options, no secret). */
   readonly restartHint: string;
   /** One line on stderr (never a token, a path or a credential). */
@@ -90,4 +90,20 @@ export function readOnlyPage(c: HonoContext, con: Console) {
     }<pre class="command">${con.restartHint}</pre>`,
     403,
   );
+}
+
+/**
+ * A state change's form: the refusal (a 403 page) in read-only mode or for a form that is not this
+ * console's own (another origin, no CSRF token), else the form's fields.
+ */
+export async function changeForm(
+  c: HonoContext,
+  con: Console,
+): Promise<Record<string, unknown> | Response> {
+  if (!con.chrome.writable) return readOnlyPage(c, con);
+  const form = await c.req.parseBody();
+  if (!sameOriginForm(c, con.door, form)) {
+    return c.text("agentmem console: not this console's form", 403);
+  }
+  return form;
 }

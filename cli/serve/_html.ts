@@ -6,7 +6,7 @@
 
 import { html as honoHtml, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { Version } from "../../mod.ts";
+import type { HistoryProblem, Version } from "../../mod.ts";
 
 /** A piece of HTML the console made (escaped). */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -184,4 +184,46 @@ export function notice(kind: "info" | "warn" | "error", content: Html): Html {
 /** `n thing(s)`. */
 export function plural(n: number, one: string, many: string): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+/** A table: the column heads, then one row of cells (text is escaped, `Html` kept) per item. */
+export function grid(heads: readonly string[], rows: readonly (readonly unknown[])[]): Html {
+  return html`
+    <table>
+      <thead>
+        <tr>${heads.map((h) => html`<th>${h}</th>`)}</tr>
+      </thead>
+      <tbody>${rows.map((r) => html`<tr>${r.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody>
+    </table>
+  `;
+}
+
+/** What an audit or an anchor check calls an entry's problem, in the operator's words. */
+export const PROBLEM_WORDS: Readonly<Record<string, string>> = {
+  corrupt: "damaged",
+  illegal_name: "illegal name",
+  not_a_file: "not a memory file",
+  unreadable: "unreadable",
+};
+
+/** What a history read skipped (a damaged record, a stray file), said above what it shows. */
+export function skipped(problems: readonly HistoryProblem[]): Html {
+  if (problems.length === 0) return html``;
+  return notice(
+    "warn",
+    html`
+      ${plural(
+        problems.length,
+        "history record was",
+        "history records were",
+      )} skipped, damaged or foreign (<a
+        href="/check">the check</a> names them): ${problems.slice(0, 10).map((p, i) =>
+          html`${i === 0 ? "" : "; "}${text(p.key)}${
+            p.revision === undefined ? "" : html`
+              revision ${text(p.revision)}
+            `
+          }: ${text(p.reason)}`
+        )}${problems.length > 10 ? "; …" : ""}
+    `,
+  );
 }

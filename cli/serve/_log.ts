@@ -16,6 +16,7 @@ import {
   query,
   runLink,
   seg,
+  skipped,
   taintMark,
   text,
   when,
@@ -104,6 +105,7 @@ export async function logPage(c: Context, con: Console) {
     );
   }
   try {
+    if (c.req.query("reread") === "1") await con.index.reread();
     const { versions, more } = await con.index.select(keep, {
       skip: (pageNo - 1) * LOG_PAGE,
       take: LOG_PAGE,
@@ -116,10 +118,14 @@ export async function logPage(c: Context, con: Console) {
       c,
       con,
       "Audit log",
-      html`${filterForm(f)}${
+      html`${filterForm(f)}${skipped(con.index.problems)}${
         versions.length === 0
           ? notice("info", html`No kept version matches.`)
-          : html`<p>Newest first, ${LOG_PAGE} a page.</p>${versionRows(versions)}${pager}`
+          : html`<p>Newest first, ${LOG_PAGE} a page. The whole history was read at ${
+            when(con.index.readAt ?? "")
+          } and is kept up to date from the listing (<a href="${`/log${
+            query({ ...f, reread: 1 })
+          }`}">read it all again</a>).</p>${versionRows(versions)}${pager}`
       }`,
     );
   } catch (e) {

@@ -2,13 +2,24 @@
 // served from memory instead of reading every version file (65,536 of them in a full store) at
 // each request. Built once from `auditLog`; before each use it is brought up to date from one
 // listing with each key's newest version (`listWithHeads`): a key whose newest version differs,
-// or that disappeared from the listing, has its history read again. A key deleted and re-created
-// between two uses is caught by the full rebuild, done at most once a minute, in the background.
+// or that disappeared from the listing, has its history read again. A key the listing never showed
+// (created and deleted between two uses) is caught by the next full read, done at the first use
+// after `REBUILD_MS`, in line (the file backend's reads are synchronous: done in the background
+// they would hold up whatever page came next), or when the operator asks (`reread`).
 
-import { auditLog, history, listWithHeads, type Store, type Version } from "../../mod.ts";
+import {
+  auditLog,
+  history,
+  type HistoryProblem,
+  listWithHeads,
+  MemoryError,
+  type Store,
+  type Version,
+  type VersionList,
+} from "../../mod.ts";
 
-/** How old the last full build may be before a use starts another in the background. */
-const REBUILD_MS = 60_000;
+/** How old the last full read may be before a use reads the whole history again. */
+export const REBUILD_MS = 5 * 60_000;
 
 /** A version and the instant it sorts by (never earlier than the key's version before it). */
 interface Placed {
@@ -49,8 +60,8 @@ export class LogIndex {
   #builtAt = 0;
   #generation = 0;
   #lock: Promise<unknown> = Promise.resolve();
-  #rebuilding: Promise<void> | undefined;
   #dirty = new Set<string>();
+  #problems = new Map<string, readonly HistoryProblem[]>(); // by key, what the reads skipped
 
   constructor(store: Store) {
     this.#store = store;
@@ -84,14 +95,29 @@ export class LogIndex {
     return { versions: out, more: false };
   }
 
+  /** What the reads behind the index skipped (damaged records, stray files), as of the last use. */
+  get problems(): HistoryProblem[] {
+    return [...this.#problems.values()].flat();
+  }
+
   /** Marks keys the console itself just wrote, so the next use reads them again. */
   wrote(keys: Iterable<string>): void {
     for (const k of keys) this.#dirty.add(k);
   }
 
-  /** Waits for a background rebuild, if one runs (on shutdown). */
+  /** When the whole history was last read (ISO 8601), `undefined` before the first read. */
+  get readAt(): string | undefined {
+    return this.#builtAt === 0 ? undefined : new Date(this.#builtAt).toISOString();
+  }
+
+  /** Reads the whole history again, now. */
+  async reread(): Promise<void> {
+    await this.#exclusive(() => this.#rebuild());
+  }
+
+  /** Waits for the use in flight, if any (on shutdown). */
   async settle(): Promise<void> {
-    await this.#rebuilding?.catch(() => {});
+    await this.#lock;
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -101,15 +127,9 @@ export class LogIndex {
   }
 
   async #sync(): Promise<void> {
-    if (this.#builtAt === 0) {
+    if (this.#builtAt === 0 || Date.now() - this.#builtAt > REBUILD_MS) {
       await this.#rebuild();
       return;
-    }
-    if (Date.now() - this.#builtAt > REBUILD_MS && this.#rebuilding === undefined) {
-      this.#rebuilding = this.#exclusive(() => this.#rebuild()).finally(() => {
-        this.#rebuilding = undefined;
-      });
-      this.#rebuilding.catch(() => {});
     }
     const listed = await listWithHeads(this.#store);
     if (listed === undefined) return;
@@ -128,7 +148,17 @@ export class LogIndex {
     if (stale.size === 0) return;
     const fresh: Version[][] = [];
     for (const key of stale) {
-      const vs = [...await history(this.#store, key)].reverse();
+      let read: readonly Version[];
+      try {
+        read = await history(this.#store, key);
+        this.#problems.set(key, (read as VersionList).problems);
+      } catch (e) {
+        // A key whose history cannot be read is said, and left out; the others go on.
+        if (!(e instanceof MemoryError) || e.code !== "corrupt") throw e;
+        read = [];
+        this.#problems.set(key, [{ key, problem: "damaged", reason: e.message }]);
+      }
+      const vs = [...read].reverse();
       if (vs.length === 0) this.#byKey.delete(key);
       else this.#byKey.set(key, vs);
       fresh.push(vs);
@@ -141,7 +171,9 @@ export class LogIndex {
   async #rebuild(): Promise<void> {
     const started = Date.now();
     const byKey = new Map<string, Version[]>();
-    for (const v of await auditLog(this.#store)) {
+    const log = await auditLog(this.#store);
+    this.#problems = Map.groupBy(log.problems, (p) => p.key);
+    for (const v of log) {
       let list = byKey.get(v.key);
       if (list === undefined) byKey.set(v.key, list = []);
       list.push(v);

@@ -6,11 +6,13 @@ import type { Context } from "hono";
 import { listWithHeads, MAX_ENTRIES, searchMemories, type Version } from "../../mod.ts";
 import { type Console, failurePage, render } from "./_context.ts";
 import {
+  grid,
   type Html,
   html,
   keyLink,
   notice,
   plural,
+  PROBLEM_WORDS,
   query,
   runLink,
   taintMark,
@@ -32,41 +34,39 @@ function damageSection(taken: TakenAudit): Html {
   const damaged = taken.audit.entries.filter((e) => e.problem !== undefined);
   const chain = taken.audit.history ?? [];
   if (damaged.length === 0 && chain.length === 0) {
-    return html`<p class="audit-ok">The audit at ${when(taken.at)} found no damaged entry.</p>`;
+    return html`
+      <p
+        class="audit-ok">The audit at ${when(
+          taken.at,
+        )} found no damaged entry (<a href="/check">check again</a>).</p>
+    `;
   }
+  const rows = [
+    ...damaged.map((e) => [
+      e.key === undefined ? text(e.name) : keyLink(e.key),
+      PROBLEM_WORDS[e.problem ?? ""] ?? e.problem,
+      text(e.reason),
+    ]),
+    ...chain.map((p) => [
+      html`${keyLink(p.key)}${
+        p.revision === undefined ? "" : html`
+          revision ${text(p.revision)}
+        `
+      }`,
+      `history: ${p.problem}`,
+      text(p.reason),
+    ]),
+  ];
   return html`
-    <section class="damaged">
-      <h2>Damaged (audit at ${when(taken.at)})</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>name</th>
-            <th>problem</th>
-            <th>reason</th>
-          </tr>
-        </thead>
-        <tbody>${damaged.map((e) =>
-          html`
-            <tr>
-              <td>${e.key === undefined ? text(e.name) : keyLink(e.key)}</td>
-              <td>${e.problem ?? ""}</td>
-              <td>${text(e.reason)}</td>
-            </tr>
-          `
-        )}${chain.map((p) =>
-          html`
-            <tr>
-              <td>${keyLink(p.key)}${p.revision === undefined ? "" : html`
-                revision ${text(p.revision)}
-              `}</td>
-              <td>history: ${p.problem}</td>
-              <td>${text(p.reason)}</td>
-            </tr>
-          `
-        )}</tbody>
-      </table>
-      <p><a href="/check">Check the store now</a> for the full report.</p>
-    </section>
+    <section
+      class="damaged"><h2>Damaged (audit at ${when(taken.at)})</h2>${grid(
+        [
+          "name",
+          "problem",
+          "reason",
+        ],
+        rows,
+      )}<p><a href="/check">Check the store now</a> for the full report (and a new audit).</p></section>
   `;
 }
 

@@ -13,15 +13,14 @@ import {
   type Version,
 } from "../../mod.ts";
 import {
+  changeForm,
   type Console,
   csrfField,
   failurePage,
   operatorScope,
-  readOnlyPage,
   render,
 } from "./_context.ts";
 import { diffView, type Side } from "./_diff.ts";
-import { sameOriginForm } from "./_guard.ts";
 import {
   body,
   type Html,
@@ -31,6 +30,7 @@ import {
   PROVENANCE_HEADS,
   provenanceCells,
   seg,
+  skipped,
   text,
 } from "./_html.ts";
 
@@ -69,7 +69,14 @@ function find(versions: readonly Version[], key: string, revision: string | unde
 export async function memoryPage(c: Context, con: Console) {
   const key = c.req.param("key")!;
   try {
-    const versions = await history(con.store, key);
+    // A history that cannot be read (a damaged record the backend does not skip) still leaves
+    // the memory itself to show, with the reason.
+    let unreadable: MemoryError | undefined;
+    const versions = await history(con.store, key).catch((e) => {
+      if (!(e instanceof MemoryError) || e.code !== "corrupt") throw e;
+      unreadable = e;
+      return Object.assign([] as Version[], { problems: [] });
+    });
     const now = await current(con, key);
     const held = now instanceof MemoryError
       ? notice(
@@ -88,7 +95,9 @@ export async function memoryPage(c: Context, con: Console) {
         </section>
       `;
     const [newest, older] = versions;
-    const timeline = versions.length === 0
+    const timeline = unreadable !== undefined
+      ? notice("error", html`${unreadable.message}`)
+      : versions.length === 0
       ? notice("info", html`No kept version (written with history off, or pruned).`)
       : html`<form class="timeline" method="get" action="/memory/${seg(key)}/diff">
 <h2>Versions (${plural(versions.length, "version", "versions")}, newest first)</h2>
@@ -114,7 +123,7 @@ export async function memoryPage(c: Context, con: Console) {
       }</tbody></table>
 ${versions.length > 1 ? html`<button type="submit">Compare the two versions chosen</button>` : ""}
 </form>`;
-    return render(c, con, `Memory ${key}`, html`${held}${timeline}`);
+    return render(c, con, `Memory ${key}`, html`${skipped(versions.problems)}${held}${timeline}`);
   } catch (e) {
     return failurePage(c, con, e);
   }
@@ -236,11 +245,8 @@ ${diffView(now, to)}${action}`,
 /** `POST /memory/:key/restore`. */
 export async function restorePost(c: Context, con: Console) {
   const key = c.req.param("key")!;
-  if (!con.chrome.writable) return readOnlyPage(c, con);
-  const form = await c.req.parseBody();
-  if (!sameOriginForm(c, con.door, form)) {
-    return c.text("agentmem console: not this console's form", 403);
-  }
+  const form = await changeForm(c, con);
+  if (form instanceof Response) return form;
   try {
     const versions = await history(con.store, key);
     const target = find(versions, key, String(form.rev ?? ""));

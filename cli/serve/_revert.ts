@@ -5,15 +5,14 @@
 import type { Context } from "hono";
 import { history, readVersion, type RevertAction, revertRun, type Version } from "../../mod.ts";
 import {
+  changeForm,
   type Console,
   csrfField,
   failurePage,
   operatorScope,
-  readOnlyPage,
   render,
 } from "./_context.ts";
 import { diffView, type Side } from "./_diff.ts";
-import { sameOriginForm } from "./_guard.ts";
 import { type Html, html, keyLink, notice, plural, runLink, seg, text } from "./_html.ts";
 
 /** What the revert does to one key (the library's own plan), with the key's newest version. */
@@ -165,11 +164,8 @@ export async function revertPreviewPage(c: Context, con: Console) {
 /** `POST /run/:run/revert`: the revert, if the store still matches the plan confirmed. */
 export async function revertPost(c: Context, con: Console) {
   const run = c.req.param("run")!;
-  if (!con.chrome.writable) return readOnlyPage(c, con);
-  const form = await c.req.parseBody();
-  if (!sameOriginForm(c, con.door, form)) {
-    return c.text("agentmem console: not this console's form", 403);
-  }
+  const form = await changeForm(c, con);
+  if (form instanceof Response) return form;
   try {
     const plan = await planRevert(con, run);
     if (plan.fingerprint !== form.plan) {

@@ -9,7 +9,7 @@
 import { createAdaptorServer } from "@hono/node-server";
 import process from "node:process";
 import type { AddressInfo } from "node:net";
-import type { Store } from "../../mod.ts";
+import type { Anchor, Store } from "../../mod.ts";
 import { consoleApp } from "./_app.ts";
 import { AuditCache } from "./_audit_cache.ts";
 import type { Console } from "./_context.ts";
@@ -34,8 +34,8 @@ export interface ServeOptions {
   readonly out: (line: string) => void;
   /** Writes one line on stderr (warnings, the console's own writes). */
   readonly err: (line: string) => void;
-  /** Reads the anchor the check page checks against (`--anchor`); none when absent. */
-  readonly anchor?: (() => Promise<string>) | undefined;
+  /** Reads the anchor the check page checks against (`--anchor`); its errors' messages name no path. */
+  readonly anchor?: (() => Promise<Anchor>) | undefined;
   /** Stops the console, as SIGINT does (for tests and embedding). */
   readonly signal?: AbortSignal | undefined;
 }
@@ -74,6 +74,9 @@ export async function serveConsole(store: Store, options: ServeOptions): Promise
   const warning = hostWarning(options.host, options.write);
   if (warning !== undefined) options.err(warning);
   // The signals are caught before the URL line is out: whoever reads it may stop us at once.
+  // The first audit and the history's index, while the operator opens the page (a full store's
+  // take seconds; a page asked for meanwhile waits for them).
+  con.audits.get().then(() => con.index.versions()).catch(() => {});
   let stop = () => {};
   const stopped = new Promise<void>((resolve) => stop = resolve);
   process.on("SIGINT", stop);

@@ -1,8 +1,9 @@
-// A POSIX shell in which `agentmem` is this checkout's operator CLI, on PATH as `deno install`
-// puts it, so that a shell line from the docs or the CLI's help runs exactly as printed (quotes,
-// pipes and redirects included). Each line runs through the one spawner, with a time limit.
+// A POSIX shell in which `agentmem` is this checkout's operator CLI, installed as the docs say
+// (`deno install`), so that a shell line from the docs or the CLI's help runs exactly as printed
+// (quotes, pipes and redirects included). Each line runs through the one spawner, with a time
+// limit.
 
-import { denoEnv, denoRunArgs, ROOT_CONFIG } from "./deno_child.ts";
+import { denoEnv, ROOT_CONFIG } from "./deno_child.ts";
 import { type Child, spawnChild } from "./spawn.ts";
 import { tempDir } from "./temp_dir.ts";
 
@@ -17,8 +18,8 @@ export interface LineResult {
 
 /** A shell with `agentmem` on its PATH; disposing of it removes the launcher. */
 export interface AgentmemShell extends AsyncDisposable {
-  /** Runs `line` with `sh -c` in `cwd`, with `env` added to a small environment. */
-  run(line: string, cwd: string, env?: Record<string, string>): Promise<LineResult>;
+  /** Runs `line` with `sh -c` in `cwd`, in a small environment. */
+  run(line: string, cwd: string): Promise<LineResult>;
   /**
    * Starts `line` (a command that runs until stopped, such as `agentmem serve`) in place of the
    * shell, so a signal reaches it; its lines are `{ t: "raw", line }` records.
@@ -26,29 +27,37 @@ export interface AgentmemShell extends AsyncDisposable {
   start(line: string, cwd: string): Child;
 }
 
-/** Makes the `agentmem` launcher (what `deno install -g -A -n agentmem ...` writes). */
+/** The install line the docs give (docs/cli.md); the tests run it on this checkout's cli.ts. */
+export const INSTALL_LINE = "deno install -g -A -n agentmem jsr:@agentmem/memory/cli";
+
+/**
+ * Installs `agentmem` into a temporary root with the docs' install line, this checkout's cli.ts
+ * (and its configuration) standing in for the JSR package.
+ */
 export async function agentmemShell(): Promise<AgentmemShell> {
   const bin = await tempDir("agentmem-bin-");
-  const args = [...denoRunArgs(ROOT_CONFIG), "--allow-all", CLI].map(shellWord).join(" ");
-  const launcher = `${bin.path}/agentmem`;
-  await Deno.writeTextFile(
-    launcher,
-    `#!/bin/sh\nexec ${shellWord(Deno.execPath())} ${args} "$@"\n`,
-  );
-  await Deno.chmod(launcher, 0o755);
-  const environment = (env: Record<string, string>) => ({
-    PATH: `${bin.path}:${Deno.env.get("PATH") ?? ""}`,
+  const args = INSTALL_LINE.split(" ").slice(1)
+    .flatMap((a) => a === "jsr:@agentmem/memory/cli" ? ["--config", ROOT_CONFIG, CLI] : [a]);
+  {
+    await using install = spawnChild(Deno.execPath(), args, {
+      name: "deno install agentmem",
+      env: { ...denoEnv(), DENO_INSTALL_ROOT: bin.path },
+    });
+    const out = await install.finished();
+    if (out.code !== 0) throw new Error(`${INSTALL_LINE} failed:\n${out.stderr}`);
+  }
+  const environment = () => ({
+    PATH: `${bin.path}/bin:${Deno.env.get("PATH") ?? ""}`,
     HOME: Deno.env.get("HOME") ?? "",
     ...denoEnv(),
-    ...env,
   });
   return {
-    run: async (line, cwd, env = {}) => {
+    run: async (line, cwd) => {
       await using child = spawnChild("sh", ["-c", line], {
         name: `sh -c ${line.slice(0, 60)}`,
         cwd,
         clearEnv: true,
-        env: environment(env),
+        env: environment(),
         timeLimitMs: 60_000,
       });
       const { code, stdout, stderr } = await child.finished();
@@ -59,14 +68,10 @@ export async function agentmemShell(): Promise<AgentmemShell> {
         name: `sh -c ${line.slice(0, 60)}`,
         cwd,
         clearEnv: true,
-        env: environment({}),
+        env: environment(),
         rawLines: true,
         timeLimitMs: 60_000,
       }),
     [Symbol.asyncDispose]: () => bin[Symbol.asyncDispose](),
   };
-}
-
-function shellWord(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }

@@ -2,7 +2,7 @@
 // invariant holds; a broken invariant makes it fail loudly. Its speed is not checked here.
 
 import assert from "node:assert/strict";
-import type { Results } from "../../bench/_summary.ts";
+import type { Results } from "../../bench/summarize.ts";
 import { needsNats } from "../_lib/nats_server.ts";
 import { spawnChild, spawnDeno } from "../_lib/spawn.ts";
 import { tempDir } from "../_lib/temp_dir.ts";

@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { cli, expectCli } from "./_helpers.ts";
+import { cli, expectCli } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { liveLock } from "../file/_lock_fleet.ts";
+import { liveLock } from "../_lib/lock_fleet.ts";
 
 Deno.test("cli check lists lock names that block a key (exit 1) and dead writers' locks", async () => {
   await using t = await tempDir();

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, type Store } from "../../mod.ts";
-import { cli, expectCli, HOSTILE } from "./_helpers.ts";
+import { cli, expectCli, HOSTILE } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { entryOf } from "../_lib/memory_file.ts";
 

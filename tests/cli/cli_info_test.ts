@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { cli } from "./_helpers.ts";
+import { cli } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 async function damagedStore(cwd: string): Promise<void> {

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { cli, snapshotDir } from "./_helpers.ts";
+import { cli, snapshotDir } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 Deno.test("cli write, read, list, delete round-trip on the default ./.agentmem directory", async () => {

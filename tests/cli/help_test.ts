@@ -2,7 +2,7 @@
 // commands, subcommands and options, and every example the help prints runs as printed.
 
 import assert from "node:assert/strict";
-import { cli } from "./_helpers.ts";
+import { cli } from "../_lib/cli.ts";
 import { agentmemShell } from "../_lib/agentmem_shell.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";

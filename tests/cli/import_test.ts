@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES, openFileStore } from "../../mod.ts";
-import { cli, expectCli, snapshotDir } from "./_helpers.ts";
+import { cli, expectCli, snapshotDir } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 const ENC = new TextEncoder();

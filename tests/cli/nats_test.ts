@@ -14,7 +14,7 @@ import {
   Scope,
   serializeEntry,
 } from "../../mod.ts";
-import { cli, HOSTILE } from "./_helpers.ts";
+import { cli, HOSTILE } from "../_lib/cli.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { type NatsServer, needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { entryOf } from "../_lib/memory_file.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { history } from "../../mod.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
-import { DAY, serve, writePoisonedDay } from "./_console.ts";
+import { DAY, serve, writePoisonedDay } from "../_lib/console.ts";
 
 jetstreamTest(
   "serve: the console over a jetstream bucket, from the tainted run to its revert",

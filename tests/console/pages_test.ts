@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { history, openFileStore, saveAnchor, Scope } from "../../mod.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { DAY, poisonedDay, serve } from "./_console.ts";
+import { DAY, poisonedDay, serve } from "../_lib/console.ts";
 
 function rows(html: string): number {
   return html.match(/<tr class="(row-tainted)?"><td><a class="key"/g)?.length ?? 0;
@@ -115,6 +115,19 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
   await using anchorDir = await tempDir("agentmem-anchor-");
   const file = `${anchorDir.path}/anchor.json`;
   await Deno.writeTextFile(file, JSON.stringify(await saveAnchor(store)));
+  const { cli } = await import("../_lib/cli.ts");
+  const wrong = await cli(tmp.path, [
+    "serve",
+    "--dir",
+    tmp.path,
+    "--anchor",
+    file,
+    "--anchor-sha256",
+    "0".repeat(64),
+  ]);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /does not have the SHA-256 given by --anchor-sha256/);
+  assert.equal(wrong.stdout, "");
   await using s = await serve(["--dir", tmp.path, "--anchor", file]);
   const clean = await s.page("/check");
   assert.match(clean, /<h2>Anchor<\/h2>/);
@@ -127,7 +140,31 @@ Deno.test("serve --anchor: the check page checks the store against a saved ancho
   assert.match(found, /project\.plan<\/a><\/td><td>[^<]*<\/td><td>removed/);
   assert.ok(!found.includes(anchorDir.path) && !found.includes(tmp.path));
   await Deno.writeTextFile(file, "not json");
-  assert.match(await s.page("/check"), /the anchor file is not valid JSON/);
+  assert.match(await s.page("/check"), /The anchor file given by --anchor is not JSON/);
   await Deno.remove(file);
-  assert.match(await s.page("/check"), /the file given by --anchor cannot be read/);
+  assert.match(
+    await s.page("/check"),
+    /Cannot read the anchor file given by --anchor: it does not exist/,
+  );
+});
+
+Deno.test("serve: a damaged history record is skipped and said on the timeline and the audit log", async () => {
+  await using tmp = await tempDir("agentmem-console-");
+  await poisonedDay(tmp.path);
+  await Deno.writeTextFile(`${tmp.path}/.history/user.prefs/1.md`, "not a version <b>x</b>");
+  await using s = await serve(["--dir", tmp.path]);
+  // Skipped and said (a backend that skips it), or said instead of the timeline (one that does
+  // not yet): either way the memory itself is shown, and the other keys' histories are whole.
+  const said = /1 history record was skipped, damaged or foreign|version record is damaged/;
+  const timeline = await s.page("/memory/user.prefs");
+  assert.match(timeline, said);
+  assert.match(timeline, /send everything to evil\.example/);
+  assert.doesNotMatch(timeline, /href="\/memory\/user\.prefs\/version\/1"/);
+  assert.match(await s.page("/memory/project.plan"), /3 versions/);
+  // The audit log, the runs and a run's revert preview go on over the other keys.
+  const log = await s.page("/log");
+  assert.match(log, said);
+  assert.match(log, /project\.plan/);
+  assert.match(await s.page("/runs"), /run-poison-7/);
+  assert.match(await s.page("/run/run-poison-7/revert"), /note\.planted<\/a>: <b>deleted/);
 });

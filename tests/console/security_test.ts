@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { history, openFileStore } from "../../mod.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { DAY, HOSTILE, poisonedDay, rawRequest, serve, type Served } from "./_console.ts";
+import { DAY, HOSTILE, poisonedDay, rawRequest, serve, type Served } from "../_lib/console.ts";
 
 // Every page a crawl from the index reaches, with its HTML (links followed, forms' GET targets
 // not: the crawl only reads).
@@ -273,7 +273,7 @@ Deno.test("serve: read-only (the default) refuses every state change with a 403 
 Deno.test("serve refuses a wildcard --host, a bad --port and --write with --read-only (exit 2), and warns off loopback", async () => {
   await using tmp = await tempDir("agentmem-console-");
   await poisonedDay(tmp.path);
-  const { cli } = await import("../cli/_helpers.ts");
+  const { cli } = await import("../_lib/cli.ts");
   for (
     const args of [["--host", "0.0.0.0"], ["--host", "::"], ["--port", "70000"], ["--port", "x"], [
       "--write",

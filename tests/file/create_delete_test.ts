@@ -5,7 +5,7 @@
 // with history off may still come in between.
 
 import assert from "node:assert/strict";
-import { denoRunner, startGroup } from "./_lock_fleet.ts";
+import { denoRunner, startGroup } from "../_lib/lock_fleet.ts";
 import { fileTest } from "./_fixture.ts";
 
 const MS = 4000;

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { auditStore, openFileStore } from "../../mod.ts";
-import { denoRunner, liveLock, startGroup } from "./_lock_fleet.ts";
+import { denoRunner, liveLock, startGroup } from "../_lib/lock_fleet.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
 import { type ChildRecord, spawnChild } from "../_lib/spawn.ts";
 import { fileTest } from "./_fixture.ts";

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, Scope, type Store } from "../../mod.ts";
-import { denoRunner, startGroup, type Where } from "./_lock_fleet.ts";
+import { denoRunner, startGroup, type Where } from "../_lib/lock_fleet.ts";
 import type { Child } from "../_lib/spawn.ts";
 import { fileTest } from "./_fixture.ts";
 import { assertTools, needs } from "../_lib/needs.ts";

@@ -16,7 +16,7 @@ import {
 } from "../../backends/file/testing.ts";
 import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
 import { spawnChild } from "../_lib/spawn.ts";
-import { findRuntime, installHint, RUNTIMES } from "../runtimes/_runtimes.ts";
+import { findRuntime, installHint, RUNTIMES } from "../_lib/runtimes.ts";
 
 const HOLDER = new URL("./_lock_holder.ts", import.meta.url).pathname;
 const CI = Deno.env.get("CI") === "true";

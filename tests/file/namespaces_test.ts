@@ -6,7 +6,7 @@
 // (listing sweeps what dead writers left): no increment may be lost and no write may fail, which a
 // writer that took a live process's lock or temp file for a dead one's would cause.
 
-import { countTogether, denoRunner, type Runner, type Where } from "./_lock_fleet.ts";
+import { countTogether, denoRunner, type Runner, type Where } from "../_lib/lock_fleet.ts";
 import { assertTools, needs } from "../_lib/needs.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 

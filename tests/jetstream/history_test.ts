@@ -20,7 +20,7 @@ import {
   serializeEntry,
   type Store,
 } from "../../mod.ts";
-import { chainHash } from "../../store/_chain.ts";
+import { chainHash } from "../../store/chain.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { type Child, type ChildRecord, spawnDeno } from "../_lib/spawn.ts";
 import type { HistoryJob } from "./_history_worker.ts";

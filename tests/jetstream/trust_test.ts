@@ -19,7 +19,7 @@ import {
   serializeEntry,
   type Store,
 } from "../../mod.ts";
-import { chainHash } from "../../store/_chain.ts";
+import { chainHash } from "../../store/chain.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { spawnDeno } from "../_lib/spawn.ts";
 import type { ClockJob } from "./_clock_worker.ts";

@@ -1,5 +1,5 @@
 // The checker: reads a history and the final values, treats every indeterminate write as maybe
-// applied, and counts the anomalies that break the README's promises.
+// applied, and counts the anomalies that break the promises of docs/backends.md.
 
 import type { FinalRecord, HistoryRecord, OpRecord, VersionsRecord } from "./history.ts";
 import { counterIds } from "./workloads.ts";

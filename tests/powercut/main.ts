@@ -4,18 +4,8 @@
 // there with its exact bytes, nothing torn, list()/read()/auditStore/`agentmem check` agreeing,
 // and a write to every key must go through. The last line is
 // `powercut: N cuts, N acknowledged, N lost, N torn`; exit status 1 on any loss or other failure,
-// 2 when a tool is missing.
-//
-//   deno task powercut [--cuts N] [--seed N] [--keep-share F] [--skip-fsync dirs|files]
-//                      [--examples N]
-//   deno task powercut --nats [--cuts N] [--seed N]
-//
-// --skip-fsync runs the workers under an LD_PRELOAD shim (fsync_shim.c, built with gcc) that turns
-// the fsyncs of directories, or of files, into no-ops: the run must then report losses.
-// --nats measures nats-server instead (nats.ts): the single-server jetstream backend with
-// 2.9.10's and 2.10.27's default sync and with 2.10.27's `sync_interval: always`, N cuts each
-// (default 20), and prints the acknowledged writes each setup lost per cut. It exits 0 whatever
-// it measures: losses there are the server's, reported, not the library's.
+// 2 when a tool is missing. Its options (--cuts, --seed, --keep-share, --skip-fsync, --examples,
+// and --nats, which measures nats-server instead): tests/powercut/README.md.
 
 import { requireTools } from "../_lib/needs.ts";
 import {

@@ -1,25 +1,25 @@
 // The npm package under Node 22, Node 24 and Bun. Builds the package once (or takes the prebuilt
 // one in $AGENTMEM_NPM_DIR) and installs its `npm pack` tarball into an empty project. Checks its
 // dependencies, that its code names no Deno global, and that its types check under tsc. Then, as
-// real processes of each runtime: the README's example, the file and jetstream conformance suites
+// real processes of each runtime: the docs' Node and Bun example, the file and jetstream conformance suites
 // (each case reported here as a step) and a create race between three processes; and races of a
 // Deno, two Node and a Bun process over one directory (create; update with revision checks). A
 // missing runtime fails under CI=true and is skipped loudly elsewhere (.ci/run installs them; see
-// tests/runtimes/_runtimes.ts).
+// tests/_lib/runtimes.ts).
 
 import assert from "node:assert/strict";
 import { denoGlobalUses } from "../../scripts/build_npm.ts";
 import type { Prepared } from "./prepare.ts";
 import { denoRacer, race, type Racer } from "./_race.ts";
-import { findRuntime, installHint, type Runtime, RUNTIMES } from "./_runtimes.ts";
+import { findRuntime, installHint, type Runtime, RUNTIMES } from "../_lib/runtimes.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 import { TEST_CONFIG } from "../_lib/deno_child.ts";
 import type { TestRecord } from "../_lib/test_api.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { bundleRunner, countTogether, denoRunner, type Where } from "../file/_lock_fleet.ts";
+import { bundleRunner, countTogether, denoRunner, type Where } from "../_lib/lock_fleet.ts";
 import { missingTools } from "../_lib/needs.ts";
-import { DAY, poisonedDay, serve } from "../console/_console.ts";
+import { DAY, poisonedDay, serve } from "../_lib/console.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;
@@ -209,12 +209,12 @@ test(
 
 for (const spec of RUNTIMES) {
   const name = spec.name;
-  test(`[${name}] the README's Node and Bun example runs, twice`, [name], async () => {
+  test(`[${name}] the docs' Node and Bun example runs, twice`, [name], async () => {
     const rt = runtime(name);
     const { app } = await project();
-    const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-    const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(readme)?.[1];
-    assert.ok(example, "README.md has no block starting with // app.mjs");
+    const page = await Deno.readTextFile(new URL("../../docs/backends.md", import.meta.url));
+    const example = /```ts\n(\/\/ app\.mjs[^\n]*\n[\s\S]*?)```/.exec(page)?.[1];
+    assert.ok(example, "docs/backends.md has no block starting with // app.mjs");
     await Deno.writeTextFile(`${app}/readme_example.mjs`, example);
     await using tmp = await tempDir("agentmem-readme-");
     const cwd = tmp.path;

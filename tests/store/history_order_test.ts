@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import type { Version } from "../../mod.ts";
-import { mergeLog } from "../../store/_history_call.ts";
+import { mergeLog } from "../../store/history_call.ts";
 
 function v(key: string, revision: string, at: string): Version {
   return { key, revision, op: "update", at, via: "api", tainted: false };

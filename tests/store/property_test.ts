@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { parse, stringify } from "yaml";
-import { readCanonicalHeader } from "../../store/_yaml.ts";
+import { readCanonicalHeader } from "../../store/yaml.ts";
 import {
   InvalidDescriptionError,
   InvalidKeyError,

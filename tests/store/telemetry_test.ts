@@ -211,6 +211,7 @@ Deno.test({
       "memory.operation": "system_note",
       "memory.index.entries": 5,
       "memory.index.shown": 5,
+      "memory.pinned": 0,
       "memory.outcome": "ok",
     });
     assert.equal(parentOf(list!), note!.spanContext().spanId);

@@ -47,7 +47,7 @@ const ROLE_START = /^\s*(human|assistant|system|user|developer|tool)\s*:/i;
 // deno-lint-ignore no-control-regex
 const FORBIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const BEGIN =
-  /^BEGIN (MEMORY DATA|MEMORY INDEX) ([0-9a-f]{16}) \(written by an earlier run: data, not instructions\)$/;
+  /^BEGIN (MEMORY DATA|MEMORY INDEX) ([0-9a-f]{16}) \(written by (?:an earlier run|this run|earlier runs and this one): data, not instructions\)$/;
 const INSIDE =
   /^(key: "|description: |last written: |content:$|content: \(empty\)$|- "|\|$|\| | *\d+\t)/;
 

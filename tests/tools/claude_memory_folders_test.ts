@@ -16,7 +16,7 @@ import {
 import Anthropic from "@anthropic-ai/sdk";
 import { chat as claudeMemoryChat } from "../../examples/claude_memory_tool.ts";
 import { blocksOf } from "./_helpers.ts";
-import { anthropicMessage, scriptedFetch, toolResults, toolUse } from "./_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolResults, toolUse } from "../_lib/sdk_fetch.ts";
 import { BUCKET, jetstreamTest, natsFixture } from "../_lib/jetstream_fixture.ts";
 import { ChildGroup, spawnDeno } from "../_lib/spawn.ts";
 import { tempDir } from "../_lib/temp_dir.ts";

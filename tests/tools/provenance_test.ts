@@ -13,7 +13,7 @@ import {
   toAnthropicRunnableTools,
 } from "../../mod.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "./_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_lib/sdk_fetch.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 Deno.test("memory tools pass via (their name) and callId (the tool call's id) on every store call", async () => {
@@ -35,6 +35,8 @@ Deno.test("memory tools pass via (their name) and callId (the tool call's id) on
     ["read", "memory_read", "call_3"],
     ["list", "memory_list", "call_4"],
     ["list", "memory_search", "call_5"],
+    ["read", "memory_search", "call_5"],
+    // The hit shown, read again with the version that wrote it (its tainted mark).
     ["read", "memory_search", "call_5"],
     ["delete", "memory_delete", "call_6"],
   ]);

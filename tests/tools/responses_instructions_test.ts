@@ -1,4 +1,4 @@
-// The OpenAI Responses loop (examples/openai_responses.ts and the README's snippet) builds its
+// The OpenAI Responses loop (examples/openai_responses.ts and the snippet in docs/tools.md) builds its
 // instructions once per run: a write in one turn must not change the next turn's instructions,
 // which would defeat the prompt cache and turn the start-of-run index into a moving one.
 
@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { chat } from "../../examples/openai_responses.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { openaiResponse as response, scriptedFetch } from "./_sdk_fetch.ts";
+import { openaiResponse as response, scriptedFetch } from "../_lib/sdk_fetch.ts";
 
 const write = (callId: string, key: string) => ({
   type: "function_call",
@@ -40,10 +40,10 @@ Deno.test("the Responses example sends the same instructions on every turn, thou
   assert.doesNotMatch(sent[2]!, /first\.key/);
 });
 
-Deno.test("the README's Responses snippet builds the system note once, before its loop", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const snippet = /\*\*OpenAI Responses\*\*[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-  assert.ok(snippet, "README.md has no OpenAI Responses snippet");
+Deno.test("the docs' Responses snippet builds the system note once, before its loop", async () => {
+  const page = await Deno.readTextFile(new URL("../../docs/tools.md", import.meta.url));
+  const snippet = /\*\*OpenAI Responses\*\*[\s\S]*?```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(snippet, "docs/tools.md has no OpenAI Responses snippet");
   const loop = snippet.indexOf("for (");
   assert.ok(loop > 0);
   assert.ok(

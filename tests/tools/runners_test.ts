@@ -23,7 +23,7 @@ import {
   type ToolResultBlock,
   toolRunnerTurn,
   toolUse,
-} from "./_sdk_fetch.ts";
+} from "../_lib/sdk_fetch.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-// The README's AI SDK example run by the real `generateText` over the SDK's own mock model: a
+// The AI SDK example (examples/ai_sdk.ts, as docs/tools.md shows it) run by the real `generateText` over the SDK's own mock model: a
 // multi-step run with stopWhen, the tools' results and refusals reaching the model each step.
 
 import assert from "node:assert/strict";

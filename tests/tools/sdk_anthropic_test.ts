@@ -1,5 +1,5 @@
 // The Anthropic SDK's own tool runner driving toAnthropicRunnableTools and betaMemoryTool with
-// anthropicMemoryHandlers, over a scripted fetch (no network); the README's examples run here.
+// anthropicMemoryHandlers, over a scripted fetch (no network); the examples of docs/tools.md run here.
 
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -20,7 +20,7 @@ import {
   scriptedFetch,
   toolResults,
   toolUse,
-} from "./_sdk_fetch.ts";
+} from "../_lib/sdk_fetch.ts";
 
 function client(script: ScriptedFetch): Anthropic {
   return new Anthropic({ apiKey: "test-key", fetch: script.fetch, maxRetries: 0 });

@@ -1,4 +1,4 @@
-// toOpenAITools for Chat Completions and Responses, strict-mode schemas, and the README's OpenAI
+// toOpenAITools for Chat Completions and Responses, strict-mode schemas, and the OpenAI
 // examples run by the real `openai` client over a scripted fetch (no network).
 
 import assert from "node:assert/strict";
@@ -8,7 +8,11 @@ import { defineTool, memoryTools, runTool, toOpenAITools } from "../../mod.ts";
 import { chat as chatCompletions } from "../../examples/openai_chat.ts";
 import { chat as chatResponses } from "../../examples/openai_responses.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { openaiResponse as response, type ScriptedFetch, scriptedFetch } from "./_sdk_fetch.ts";
+import {
+  openaiResponse as response,
+  type ScriptedFetch,
+  scriptedFetch,
+} from "../_lib/sdk_fetch.ts";
 
 const tools = memoryTools(new FakeStore());
 

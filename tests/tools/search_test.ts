@@ -9,7 +9,7 @@ import type { Store, Tool } from "../../mod.ts";
 import { toAISDKTools, toAnthropicRunnableTools, toOpenAITools } from "../../mod.ts";
 import { assertFramed, blocksOf, HOSTILE_CONTENT } from "./_helpers.ts";
 import { FakeStore } from "../_lib/fake_store.ts";
-import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "./_sdk_fetch.ts";
+import { anthropicMessage, scriptedFetch, toolRunnerTurn, toolUse } from "../_lib/sdk_fetch.ts";
 
 function searchOf(store: Store, options: { listMaxChars?: number } = {}): Tool {
   return memoryTools(store, { search: true, ...options }).find((t) => t.name === "memory_search")!;

@@ -5,11 +5,12 @@ import { type BudgetError, MemoryError } from "../../store/errors.ts";
 import { MAX_CONTENT_BYTES, MAX_ENTRIES } from "../../store/limits.ts";
 import type { Scope } from "../../store/scope.ts";
 import type { CallOptions, Entry, Store } from "../../store/types.ts";
-import { checkedCall } from "../../store/_checked.ts";
-import { withSpan } from "../../store/_telemetry.ts";
+import { checkedCall } from "../../store/checked.ts";
+import { withSpan } from "../../store/telemetry.ts";
 import { CommandError, describeText } from "./_files.ts";
 import { pathOf, ROOT } from "./_paths.ts";
 import { commandScope, keepTaint } from "./_scope.ts";
+import { noteWrite, type Who } from "../_writers.ts";
 import { budgetText } from "../_refusals.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
@@ -79,6 +80,8 @@ export function storeError(
 export interface Runner {
   readonly store: Store;
   readonly scope: Scope | null;
+  /** Whose writes the frames attribute to this run (see tools/_writers.ts). */
+  readonly who: Who;
   readonly signal?: AbortSignal | undefined;
   readonly via: string;
   readonly callId?: string | undefined;
@@ -154,6 +157,7 @@ export async function editFile(
     try {
       await run.store.update(key, description, text, checkedCall(call));
       adopt(run, call.scope);
+      noteWrite(run.who.owner, run.who.store, key, true);
       return text;
     } catch (e) {
       if (!(e instanceof MemoryError && e.code === "stale") || attempt >= EDIT_ATTEMPTS) {
@@ -198,6 +202,8 @@ export async function renameFile(run: Runner, from: string, to: string): Promise
     );
   }
   adopt(run, call.scope);
+  noteWrite(run.who.owner, run.who.store, to, true);
+  noteWrite(run.who.owner, run.who.store, from, false);
 }
 
 // A pause before attempt `attempt + 1`: random, growing with each attempt up to

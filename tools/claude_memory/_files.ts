@@ -17,7 +17,7 @@
 //    TypeScript tool writes the word "undefined" in its place.
 
 import { MAX_DESCRIPTION_RUNES } from "../../store/limits.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 
 /**
  * A command refused or failed, with the outcome its span records. The SDK sends the message to

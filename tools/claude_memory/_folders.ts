@@ -7,6 +7,7 @@ import { CommandError } from "./_files.ts";
 import { keyOf, type MemoryPath, parsePath, ROOT } from "./_paths.ts";
 import { renameFile, runCall, type Runner, storeError } from "./_commands.ts";
 import { inside, type Placed, placedItems } from "./_view.ts";
+import { noteWrite } from "../_writers.ts";
 
 /** The path of the names, under `/memories`. */
 function pathAt(names: readonly string[]): string {
@@ -51,6 +52,7 @@ export async function deleteFolder(run: Runner, names: readonly string[]): Promi
   for (const item of held) {
     try {
       await run.store.delete(item.key, runCall(run));
+      noteWrite(run.who.owner, run.who.store, item.key, false);
     } catch (e) {
       failed.push(`${item.path} (${storeError(e, item.path).message})`);
     }

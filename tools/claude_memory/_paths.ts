@@ -4,7 +4,7 @@
 // examples, are in docs/claude-memory.md ("Paths and keys").
 
 import { MAX_KEY_RUNES } from "../../store/limits.ts";
-import { quote } from "../../store/_text.ts";
+import { quote } from "../../store/text.ts";
 import { isLegalKey } from "../_memory_tool.ts";
 import { CommandError } from "./_files.ts";
 

@@ -4,7 +4,7 @@
 // files check them all first, so a refused file never leaves half a command done.
 
 import type { Store } from "../../store/types.ts";
-import { guardedStore } from "../../store/_store.ts";
+import { guardedStore } from "../../store/build.ts";
 import { ruleFor } from "../_key_rules.ts";
 import { ruleText } from "../_refusals.ts";
 import { CommandError } from "./_files.ts";

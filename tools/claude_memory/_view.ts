@@ -2,18 +2,21 @@
 // made of the paths' names, and the view of `/memories` or of a folder: two levels deep with
 // sizes, as the SDK's filesystem tool lists a directory, within a character budget.
 
-import type { Item } from "../../store/types.ts";
-import { utf8Length } from "../../store/_text.ts";
+import type { Item, Version } from "../../store/types.ts";
+import { listWithHeads } from "../../store/history.ts";
+import { utf8Length } from "../../store/text.ts";
 import { frame, oneLine, quoteKey } from "../_frame.ts";
 import { listedItems } from "../_items.ts";
 import { CommandError, formatSize } from "./_files.ts";
 import { pathOf, ROOT } from "./_paths.ts";
 import { plainCall, type Runner, storeError } from "./_commands.ts";
+import { writerOf, writersOf } from "../_writers.ts";
 
-/** A memory at its path, with the path's names. */
+/** A memory at its path, with the path's names (and its latest version, with history). */
 export interface Placed extends Item {
   readonly path: string;
   readonly names: readonly string[];
+  readonly version?: Version | undefined;
 }
 
 /** One line of a folder's view: a file, or a folder with how many files it holds. */
@@ -24,14 +27,18 @@ type Entry =
 /** Every memory at its path, in the order a view shows them (name by name, as sorted names). */
 export async function placedItems(run: Runner): Promise<Placed[]> {
   let items;
+  let heads: ReadonlyMap<string, Version>;
   try {
-    items = listedItems(await run.store.list(plainCall(run)));
+    // With history, the newest version of each, from the same pass (who wrote it).
+    const indexed = await listWithHeads(run.store);
+    items = listedItems(indexed?.items ?? await run.store.list(plainCall(run)));
+    heads = new Map((indexed?.heads ?? []).map((v) => [v.key, v]));
   } catch (e) {
     throw storeError(e, ROOT);
   }
   return items.map((i) => {
     const path = pathOf(i.key);
-    return { ...i, path, names: path.slice(ROOT.length + 1).split("/") };
+    return { ...i, path, names: path.slice(ROOT.length + 1).split("/"), version: heads.get(i.key) };
   }).sort((a, b) => compareNames(a.names, b.names));
 }
 
@@ -126,7 +133,7 @@ export async function viewFolder(
     e.kind === "folder"
       ? `- ${quoteKey(e.path)} (${e.files} ${e.files === 1 ? "file" : "files"})`
       : `- ${quoteKey(e.path)} (${size}): ${oneLine(e.item.description)}`;
-  let used = frame("MEMORY INDEX", []).text.length;
+  let used = frame("MEMORY INDEX", [], "both").text.length;
   let n = 0;
   while (n < chosen.length) {
     const next = used + line(chosen[n]!, "").length + SIZE_WIDTH + 1;
@@ -137,7 +144,10 @@ export async function viewFolder(
   const shown = chosen.slice(0, n);
   const sizes = await sizesOf(run, shown);
   const lines = shown.map((e, i) => line(e, sizes[i]!));
-  return head(n) + frame("MEMORY INDEX", lines).text + tail(n);
+  const writer = writersOf(
+    shown.flatMap((e) => e.kind === "file" ? [writerOf(run.who, e.item.key, e.item.version)] : []),
+  );
+  return head(n) + frame("MEMORY INDEX", lines, writer).text + tail(n);
 }
 
 // The size of each file shown ("" for a folder), read without the run's scope: seeing a size is

@@ -5,7 +5,7 @@
 import { MemoryError } from "./errors.ts";
 import type { CallOptions, Store } from "./types.ts";
 import type { KeyedEntry } from "./backend.ts";
-import { extensionsOf, runCall } from "./_store.ts";
+import { extensionsOf, runCall } from "./build.ts";
 
 // Keys are read this many at a time when the backend has no one-pass read.
 const READ_BATCH = 32;

@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { MAX_CONTENT_BYTES } from "../../mod.ts";
-import { ROOT_CONFIG } from "../_lib/deno_child.ts";
-import { spawnDeno } from "../_lib/spawn.ts";
+import { ROOT_CONFIG } from "./deno_child.ts";
+import { spawnDeno } from "./spawn.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { type Child, spawnChild } from "../_lib/spawn.ts";
-import { denoEnv, denoRunArgs } from "../_lib/deno_child.ts";
+import { type Child, spawnChild } from "./spawn.ts";
+import { denoEnv, denoRunArgs } from "./deno_child.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
 
 const WORKER = new URL("../runtimes/lock_worker.ts", import.meta.url).pathname;

@@ -6,8 +6,8 @@ import { ConfigError, NotFoundError, ReadOnlyError } from "./errors.ts";
 import type { HistoryOps, Listed } from "./backend.ts";
 import type { HistoryProblem, Store, Version, VersionList } from "./types.ts";
 import type { Call } from "./backend.ts";
-import { extensionsOf, type Op, runCall, type StoreExtensions } from "./_store.ts";
-import { quote } from "./_text.ts";
+import { extensionsOf, type Op, runCall, type StoreExtensions } from "./build.ts";
+import { quote } from "./text.ts";
 
 /** Runs an exported history function as a store call over `store`'s history. */
 export function withHistory<T>(

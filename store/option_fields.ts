@@ -3,7 +3,7 @@
 // cannot answer one way when checked and another when used.
 
 import { ConfigError } from "./errors.ts";
-import { describeType, errorKind, quote } from "./_text.ts";
+import { describeType, errorKind, quote } from "./text.ts";
 
 /** `allowed options: "a", "b"`, or that there are none. */
 export function allowedText(allowed: readonly string[]): string {

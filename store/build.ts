@@ -6,10 +6,10 @@ import { budgetOf, Scope } from "./scope.ts";
 import { charged } from "./_budget.ts";
 import type { CallOptions, Entry, Store, Version } from "./types.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
-import { withSpan } from "./_telemetry.ts";
-import { errorKind, quote } from "./_text.ts";
-import { isChecked } from "./_checked.ts";
-import { CALL_ID_PATTERN, VIA_PATTERN } from "./_chain.ts";
+import { withSpan } from "./telemetry.ts";
+import { errorKind, quote } from "./text.ts";
+import { isChecked } from "./checked.ts";
+import { CALL_ID_PATTERN, VIA_PATTERN } from "./chain.ts";
 import type { BackendOps, Call } from "./backend.ts";
 
 /**
@@ -54,7 +54,8 @@ export type Op =
   | "restore"
   | "audit_log"
   | "revert"
-  | "anchor";
+  | "anchor"
+  | "sidecar";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -69,6 +70,7 @@ const VERB: Record<Op, string> = {
   audit_log: "read the audit log",
   revert: "revert a run",
   anchor: "check the store against an anchor",
+  sidecar: "use the store's sidecar",
 };
 // Calls that only read: an answer that comes after the caller gave up is not given.
 const READS: ReadonlySet<Op> = new Set([

@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { openFileStore, Scope, type Store } from "../../mod.ts";
-import { ROOT_CONFIG } from "../_lib/deno_child.ts";
-import { type Child, spawnChild, spawnDeno } from "../_lib/spawn.ts";
+import { ROOT_CONFIG } from "./deno_child.ts";
+import { type Child, spawnChild, spawnDeno } from "./spawn.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const URL_LINE =
