@@ -1,37 +1,11 @@
 /**
- * The jetstream backend: memories in a NATS JetStream key-value bucket, shared by many processes
- * and machines. NATS replicates the bucket; this backend adds no distribution of its own.
- *
- * - It binds to a bucket the operator created and never creates one. At construction, under a
- *   10-second timeout, it refuses a missing bucket, a bucket whose entries expire (any TTL), a
- *   bucket that evicts old entries when full, a max value size too small for the largest valid
- *   entry as it travels on the wire (`JETSTREAM_HISTORY_MIN_VALUE_SIZE` with history,
- *   `JETSTREAM_MIN_VALUE_SIZE` without), and a replicated bucket served
- *   by a nats-server older than 2.9.21, whose clustered revision checks are not atomic.
- * - Keys live under `<prefix>.<key>`; the prefix defaults to the run's identity, `""` is a flat
- *   keyspace. A prefix is a legal key without a dot, so no prefix's keyspace holds another's.
- * - `create` is a publish that expects the key to hold nothing (or a delete marker); `update` and
- *   `delete` expect the revision they saw, so of several racing writers exactly one wins.
- * - History is on by default (option `history`): every write is one message whose headers make it
- *   its own version (run, actor, path, tool call, taint, and a SHA-256 link to the version
- *   before), so a version exists exactly when its write does. A key's old versions are moved, in
- *   packs, to the bucket's history stream `KVH_<bucket>` and purged from the key's subject, and a
- *   delete empties it, so listing meets only the newest message of each live key (see
- *   `jetstream/mover.ts`). The bucket must keep every message of a key and have the history
- *   stream (`agentmem bucket init` makes or adds both); opening one without says what is missing.
- * - With history off, a delete leaves a marker, which keeps the key deleted across a server crash
- *   (in a bucket of one message per key, a purge right after the delete does not); markers older
- *   than 30 minutes are purged by the next listing or count that meets them (with the purge
- *   permission; without it, markers stay, and the store says so through `onWarning` at open).
- * - The capacity check is exact between creates that do not overlap in time, whatever the number
- *   of handles and processes (see `jetstream/capacity.ts` for the argument).
- * - Read-before-update is enforced by default: `update` writes only at the revision this run's
- *   scope recorded for the key, under a namespace of bucket instance and prefix.
- * - Every call has a deadline (`timeout`, default 5 s) and honours `opts.signal`; a server that
- *   is down or slow yields `UnavailableError`, never a hang. A write that fails this way may or
- *   may not have been applied.
- * - The NATS client modules load on first open, so file-backend users never load them. The
- *   connection is the host's: this backend never closes, drains or reconfigures it.
+ * The jetstream backend: memories in a NATS JetStream key-value bucket the operator created,
+ * shared by many processes and machines (NATS replicates it; this backend only binds). Keys live
+ * under `<prefix>.<key>`; writes are revision-checked, so of racing writers exactly one wins; with
+ * history (the default) every write is its own version; the capacity check is exact between
+ * creates that do not overlap; every call has a deadline and honours `opts.signal`. The NATS
+ * modules load on first open, and the host's connection is never closed. What opening refuses and
+ * why: docs/backends.md; what the bucket holds and why: docs/design/jetstream.md.
  *
  * @module
  */
