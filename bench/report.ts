@@ -182,9 +182,8 @@ export function consoleSection(): string {
     `each, served by \`agentmem serve\` in its own process; ${r.trials} requests per page, timed ` +
     `from the request to the last byte. Target: under 100 ms (judged on p95).\n\n` +
     table("page|p50 ms:|p95 ms:|under 100 ms|floor (this process), p50 ms", rows) +
-    `\n\nRight after the start (${cold}, asked for as the URL was printed), a page waits for what ` +
-    "the console reads as it starts: the audit, then the index of every version; later visits only " +
-    "bring them up to date.\n";
+    `\n\nOnce per start (${cold}): the audit and the index of every version, which later visits ` +
+    `only bring up to date.\n${(r.notes ?? []).map((n) => `\n- ${n}`).join("")}\n`;
 }
 
 /** BENCH.md for `results`, with `summary` (Markdown) under "Summary" if given. */
