@@ -14,7 +14,7 @@ import { decodeProposal, encodeProposal } from "../../store/proposal_record.ts";
 import { quote } from "../../store/text.ts";
 import { apiCode, type Deadline, isWrongLastSequence, STREAM_NOT_FOUND } from "./errors.ts";
 import type { Handle } from "./handle.ts";
-import { getMessage } from "./mover.ts";
+import { getMessage } from "./messages.ts";
 import { readAll } from "./scan.ts";
 import { publish } from "./write.ts";
 
@@ -52,7 +52,10 @@ class JetStreamReview implements ReviewOps {
   }
 
   count(call: Call): Promise<number> {
-    return this.#h.run("create", undefined, call, async (d) => (await this.#h.count(d)).live);
+    return this.#h.run(
+      { op: "create", key: undefined, call },
+      async (d) => (await this.#h.count(d)).live,
+    );
   }
 
   baseHint(key: string, call: Call): string | undefined {
@@ -70,7 +73,7 @@ class JetStreamReview implements ReviewOps {
   }
 
   #add(proposal: Proposal, limit: number, call: Call): Promise<boolean> {
-    return this.#h.run("create", proposal.key, call, async (d) => {
+    return this.#h.run({ op: "create", key: proposal.key, call }, async (d) => {
       const data = encodeProposal({ proposal });
       const subject = this.#subject("p", proposal.id);
       for (let attempt = 1;; attempt++) {
@@ -82,13 +85,13 @@ class JetStreamReview implements ReviewOps {
         // at once may then pass the limit by their number, as creates pass MAX_ENTRIES.
         const exact = attempt <= 3;
         try {
-          const seq = await publish(
-            this.#target(),
+          const seq = await publish(this.#target(), {
             subject,
             data,
-            { revision: 0, ...(exact ? { streamSeq: bound.seq } : {}) },
-            d.left(),
-          );
+            expect: { revision: 0, ...(exact ? { streamSeq: bound.seq } : {}) },
+            headers: undefined,
+            d,
+          });
           this.#queue.added(bound, seq);
           return true;
         } catch (e) {
@@ -109,7 +112,7 @@ class JetStreamReview implements ReviewOps {
   }
 
   withdraw(id: string, call: Call): Promise<void> {
-    return this.#h.run("create", undefined, call, async () => {
+    return this.#h.run({ op: "create", key: undefined, call }, async () => {
       await this.#h.c.jsm.streams.purge(this.#stream, { filter: this.#subject("p", id) });
     });
   }
@@ -125,7 +128,7 @@ class JetStreamReview implements ReviewOps {
   }
 
   get(id: string, call: Call) {
-    return this.#h.run("read", undefined, call, async () => {
+    return this.#h.run({ op: "read", key: undefined, call }, async () => {
       // The decision first: a pending record that a crash brought back never outlives it.
       const decided = await this.#last("d", id);
       if (decided !== undefined && typeof decided.held !== "string") {
@@ -142,7 +145,7 @@ class JetStreamReview implements ReviewOps {
     before: number | undefined,
     call: Call,
   ): Promise<Listed<HeldProposal>> {
-    return this.#h.run("list", undefined, call, async (d) => {
+    return this.#h.run({ op: "list", key: undefined, call }, async (d) => {
       const items: HeldProposal[] = [];
       const problems: HistoryProblem[] = [];
       const expired: { subject: string; seq: number }[] = [];
@@ -190,7 +193,7 @@ class JetStreamReview implements ReviewOps {
   }
 
   decide(id: string, claim: Claim, decided: Proposal, call: Call): Promise<void> {
-    return this.#h.run("update", decided.key, call, async (d) => {
+    return this.#h.run({ op: "update", key: decided.key, call }, async (d) => {
       const pending = await this.#last("p", id);
       if (pending === undefined || typeof pending.held === "string") return;
       if (pending.held.claim?.token !== claim.token) {
@@ -201,7 +204,13 @@ class JetStreamReview implements ReviewOps {
       }
       try {
         const data = encodeProposal({ proposal: decided });
-        await publish(this.#target(), this.#subject("d", id), data, { revision: 0 }, d.left());
+        await publish(this.#target(), {
+          subject: this.#subject("d", id),
+          data,
+          expect: { revision: 0 },
+          headers: undefined,
+          d,
+        });
       } catch (e) {
         // Decided already (a taker finished it): that decision stands.
         if (!isWrongLastSequence(e)) throw e;
@@ -223,7 +232,7 @@ class JetStreamReview implements ReviewOps {
   ): Promise<T> {
     const gone = (why: string) =>
       new NotFoundError(`[memory:jetstream] Cannot decide proposal ${quote(id)}: ${why}`);
-    return this.#h.run("update", undefined, call, async (d) => {
+    return this.#h.run({ op: "update", key: undefined, call }, async (d) => {
       for (let attempt = 1;; attempt++) {
         const [decided, seen] = await Promise.all([this.#last("d", id), this.#last("p", id)]);
         if (decided !== undefined || seen === undefined || typeof seen.held === "string") {
@@ -233,13 +242,13 @@ class JetStreamReview implements ReviewOps {
         if (done === undefined) throw gone("another operator is deciding it");
         if (done.next === undefined) return done.result;
         try {
-          await publish(
-            this.#target(),
-            this.#subject("p", id),
-            encodeProposal(done.next),
-            { revision: seen.seq },
-            d.left(),
-          );
+          await publish(this.#target(), {
+            subject: this.#subject("p", id),
+            data: encodeProposal(done.next),
+            expect: { revision: seen.seq },
+            headers: undefined,
+            d,
+          });
           return done.result;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -256,7 +265,10 @@ class JetStreamReview implements ReviewOps {
   ): Promise<{ seq: number; held: HeldProposal | string } | undefined> {
     let m;
     try {
-      m = await getMessage(this.#h.c, this.#stream, { last_by_subj: this.#subject(state, id) });
+      m = await getMessage(this.#h.c, {
+        stream: this.#stream,
+        last_by_subj: this.#subject(state, id),
+      });
     } catch (e) {
       if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
       throw e;
@@ -274,7 +286,10 @@ class JetStreamReview implements ReviewOps {
     countOnly = false,
   ) {
     try {
-      return await readAll(this.#h.c, this.#stream, filter, d, {
+      return await readAll(this.#h.c, {
+        stream: this.#stream,
+        filter,
+        d,
         lastPerSubject: true,
         headersOnly: countOnly,
         ...(countOnly ? { enough: () => true } : {}),
