@@ -23,6 +23,7 @@ import { errorKind } from "../store/text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
@@ -61,6 +62,7 @@ const FILE_OPTIONS = {
   },
   readOnly: { type: "boolean", description: "never create or write anything (default false)" },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
 } as const;
 
 const BACKEND = "file";
@@ -110,6 +112,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const decoded = decodeOptions(BACKEND, options, FILE_OPTIONS);
   const { dir, durable = true, readBeforeUpdate = false, readOnly = false } = decoded;
   const history = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, history !== undefined);
   if (dir === "") {
     throw new ConfigError(
       `[memory:file] Invalid options for the file backend: option "dir" is empty`,
@@ -142,7 +145,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
     history,
   });
   await backend.opened();
-  const store = buildStore(backend);
+  const store = buildStore(backend, { review });
   return readOnly ? readOnlyStore(store) : store;
 }
 
@@ -151,6 +154,8 @@ registerBackend(BACKEND, {
   open: (options, _deps, context) =>
     openFileStore({
       ...options,
+      // Checked by openFileStore, as every option is.
+      review: options.review as FileStoreOptions["review"],
       readOnly: options.readOnly === true || context?.readOnly === true,
     }),
 });

@@ -30,6 +30,7 @@ import { notFound, stale } from "./refusals.ts";
 import { type Rule, Writer } from "./write.ts";
 import { ExpiredIndex } from "./cut.ts";
 import { RetentionSweep } from "./retention.ts";
+import { fileReview } from "./proposals.ts";
 import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
@@ -93,6 +94,7 @@ export class FileBackend implements BackendOps {
       index: () => Promise.resolve(this.#index()),
       readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
       evidence: () => Promise.resolve(evidenceOf(h)),
+      review: fileReview(config),
       commitIf: async (key, expected, write, call) => {
         const { seq } = await this.#write(key, write, { kind: "expect", expected }, call);
         if (write === null) call.scope?.forget(this.#ns, key);

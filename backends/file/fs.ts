@@ -202,6 +202,18 @@ export function makeDir(dir: string, mode: number): void {
   if (fs.mkdirSync(dir, { recursive: true, mode }) !== undefined) fs.chmodSync(dir, mode);
 }
 
+/** Creates `dir` (its parent must exist) with exactly `mode`; false when it already exists. */
+export function makeSubdir(dir: string, mode: number): boolean {
+  try {
+    fs.mkdirSync(dir, { mode });
+  } catch (e) {
+    if (errorKind(e) === "EEXIST") return false;
+    throw e;
+  }
+  fs.chmodSync(dir, mode);
+  return true;
+}
+
 /** The canonical path of `path` (symlinks resolved). */
 export function realPath(path: string): string {
   return fs.realpathSync(path);

@@ -32,17 +32,17 @@ export class JetStreamSidecar implements SidecarOps {
     return this.#run("read", call, async (d) => {
       const out = new Map<string, Uint8Array>();
       try {
-        const { complete } = await readAll(
-          this.#c,
-          this.#stream,
-          `${under}>`,
+        const { complete } = await readAll(this.#c, {
+          stream: this.#stream,
+          filter: `${under}>`,
           d,
-          { lastPerSubject: true, headersOnly: false, leave: true },
-          (m) => {
-            if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
-            else out.delete(m.subject.slice(under.length));
-          },
-        );
+          lastPerSubject: true,
+          headersOnly: false,
+          leave: true,
+        }, (m) => {
+          if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
+          else out.delete(m.subject.slice(under.length));
+        });
         if (!complete) throw new UnavailableError(`${PREFIX} Cannot read the sidecar: cut short`);
       } catch (e) {
         if (apiCode(e) === STREAM_NOT_FOUND) return new Map();
@@ -105,13 +105,17 @@ export class JetStreamSidecar implements SidecarOps {
   #run<T>(what: string, call: Call, fn: (d: Deadline) => Promise<T>): Promise<T> {
     const { timeout } = this.#c;
     const d = new Deadline(timeout);
-    return withDeadline(fn(d), timeout, call.signal, (why) => {
-      d.cancel();
-      return new UnavailableError(
-        `${PREFIX} Cannot ${what} the sidecar: ${
-          why === "timeout" ? "NATS did not answer" : "aborted"
-        }`,
-      );
+    return withDeadline(fn(d), {
+      ms: timeout,
+      signal: call.signal,
+      fail: (why) => {
+        d.cancel();
+        return new UnavailableError(
+          `${PREFIX} Cannot ${what} the sidecar: ${
+            why === "timeout" ? "NATS did not answer" : "aborted"
+          }`,
+        );
+      },
     }).catch((e) => {
       throw e instanceof UnavailableError
         ? e
