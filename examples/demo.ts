@@ -4,10 +4,9 @@
  * a real one through the Messages API; the demo imports no SDK). Run 1 saves memories, meets an
  * `exists` refusal and resolves it, and is suspended with its scope in a journal; run 2 resumes
  * from it (`latestScope`) and overwrites what run 1 read; run 3 reads a page with an injected
- * instruction and writes the poisoned note, which a store opened with `review: "tainted"` holds
- * for review, and the operator looks at it (`proposals`) and rejects it (`rejectProposal`); a
- * read-only run gets only the list and read tools. Everything lives in
- * `<dir>/demo` (default `./.agentmem/demo`), deleted and made anew on every start.
+ * instruction and writes a poisoned note, which a store with `review: "tainted"` holds for the
+ * operator, who looks (`proposals`) and rejects it; a read-only run gets only the list and read
+ * tools. Everything lives in `<dir>/demo` (default `./.agentmem/demo`), made anew on every start.
  *
  * @module
  */
