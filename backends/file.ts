@@ -23,6 +23,7 @@ import { errorKind } from "../store/text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
@@ -60,6 +61,7 @@ const FILE_OPTIONS = {
   },
   readOnly: { type: "boolean", description: "never create or write anything (default false)" },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
 } as const;
 
 const BACKEND = "file";
@@ -109,6 +111,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const decoded = decodeOptions(BACKEND, options, FILE_OPTIONS);
   const { dir, durable = true, readBeforeUpdate = false, readOnly = false } = decoded;
   const history = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, history !== undefined);
   if (dir === "") {
     throw new ConfigError(
       `[memory:file] Invalid options for the file backend: option "dir" is empty`,
@@ -131,6 +134,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   await Promise.resolve();
   const store = buildStore(
     new FileBackend({ root, durable, readBeforeUpdate, writable: !readOnly, history }),
+    { review },
   );
   return readOnly ? readOnlyStore(store) : store;
 }
@@ -140,6 +144,8 @@ registerBackend(BACKEND, {
   open: (options, _deps, context) =>
     openFileStore({
       ...options,
+      // Checked by openFileStore, as every option is.
+      review: options.review as FileStoreOptions["review"],
       readOnly: options.readOnly === true || context?.readOnly === true,
     }),
 });

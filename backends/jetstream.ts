@@ -1,37 +1,11 @@
 /**
- * The jetstream backend: memories in a NATS JetStream key-value bucket, shared by many processes
- * and machines. NATS replicates the bucket; this backend adds no distribution of its own.
- *
- * - It binds to a bucket the operator created and never creates one. At construction, under a
- *   10-second timeout, it refuses a missing bucket, a bucket whose entries expire (any TTL), a
- *   bucket that evicts old entries when full, a max value size too small for the largest valid
- *   entry as it travels on the wire (`JETSTREAM_HISTORY_MIN_VALUE_SIZE` with history,
- *   `JETSTREAM_MIN_VALUE_SIZE` without), and a replicated bucket served
- *   by a nats-server older than 2.9.21, whose clustered revision checks are not atomic.
- * - Keys live under `<prefix>.<key>`; the prefix defaults to the run's identity, `""` is a flat
- *   keyspace. A prefix is a legal key without a dot, so no prefix's keyspace holds another's.
- * - `create` is a publish that expects the key to hold nothing (or a delete marker); `update` and
- *   `delete` expect the revision they saw, so of several racing writers exactly one wins.
- * - History is on by default (option `history`): every write is one message whose headers make it
- *   its own version (run, actor, path, tool call, taint, and a SHA-256 link to the version
- *   before), so a version exists exactly when its write does. A key's old versions are moved, in
- *   packs, to the bucket's history stream `KVH_<bucket>` and purged from the key's subject, and a
- *   delete empties it, so listing meets only the newest message of each live key (see
- *   `jetstream/mover.ts`). The bucket must keep every message of a key and have the history
- *   stream (`agentmem bucket init` makes or adds both); opening one without says what is missing.
- * - With history off, a delete leaves a marker, which keeps the key deleted across a server crash
- *   (in a bucket of one message per key, a purge right after the delete does not); markers older
- *   than 30 minutes are purged by the next listing or count that meets them (with the purge
- *   permission; without it, markers stay, and the store says so through `onWarning` at open).
- * - The capacity check is exact between creates that do not overlap in time, whatever the number
- *   of handles and processes (see `jetstream/capacity.ts` for the argument).
- * - Read-before-update is enforced by default: `update` writes only at the revision this run's
- *   scope recorded for the key, under a namespace of bucket instance and prefix.
- * - Every call has a deadline (`timeout`, default 5 s) and honours `opts.signal`; a server that
- *   is down or slow yields `UnavailableError`, never a hang. A write that fails this way may or
- *   may not have been applied.
- * - The NATS client modules load on first open, so file-backend users never load them. The
- *   connection is the host's: this backend never closes, drains or reconfigures it.
+ * The jetstream backend: memories in a NATS JetStream key-value bucket the operator created,
+ * shared by many processes and machines (NATS replicates it; this backend only binds). Keys live
+ * under `<prefix>.<key>`; writes are revision-checked, so of racing writers exactly one wins; with
+ * history (the default) every write is its own version; the capacity check is exact between
+ * creates that do not overlap; every call has a deadline and honours `opts.signal`. The NATS
+ * modules load on first open, and the host's connection is never closed. What opening refuses and
+ * why: docs/backends.md; what the bucket holds and why: docs/design/jetstream.md.
  *
  * @module
  */
@@ -43,10 +17,11 @@ import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
-import { buildStore } from "../store/build.ts";
+import { buildStore, readOnlyStore } from "../store/build.ts";
 import { describeType } from "../store/text.ts";
 import { JetStreamBackend } from "./jetstream/backend.ts";
 import {
+  atLeast,
   BIND_TIMEOUT_MS,
   bindFailure,
   checkBucket,
@@ -57,6 +32,7 @@ import {
   historyRefusal,
   historyStream,
   instanceOf,
+  keepsHistory,
   missingForHistory,
   probePurge,
   resolvePrefix,
@@ -73,10 +49,16 @@ import {
   ANCHOR_NAME,
   JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   JETSTREAM_MIN_VALUE_SIZE,
+  LEGACY_HISTORY_MIN_VALUE_SIZE,
   ROLLUP_HEADER_BYTES,
 } from "./jetstream/wire.ts";
 import { Keeper } from "./jetstream/keeper.ts";
+import { MarkerPurger } from "./jetstream/markers.ts";
+import { NoHistory } from "./jetstream/step.ts";
+import { DIRECT_TIMEOUT_MS } from "./jetstream/messages.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
+import { reviewStream } from "./jetstream/proposals.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import {
   bucketInitCommand,
@@ -154,6 +136,11 @@ export interface JetStreamStoreOptions extends VersionedStoreOptions {
    * may make a few requests; the deadline covers them all.
    */
   readonly timeout?: number | undefined;
+  /**
+   * Never write anything (default false): writes are refused with `ReadOnlyError`. A read-only
+   * store may open with history off on a bucket that keeps history, which a writing one may not.
+   */
+  readonly readOnly?: boolean | undefined;
 }
 
 /**
@@ -209,6 +196,8 @@ const JETSTREAM_OPTIONS = {
     description: "milliseconds a call may take before it fails (default 5000)",
   },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
+  readOnly: { type: "boolean", description: "never write anything (default false)" },
 } as const;
 
 type Client = {
@@ -284,6 +273,7 @@ export async function openJetStreamStore(
   const { jetstream, Kvm, headers } = await loadClient();
 
   const retention = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, retention !== undefined);
 
   // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
   let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient };
@@ -304,16 +294,15 @@ export async function openJetStreamStore(
   }
   const { bindKv, bindJsm, js } = clients;
   const stream = `KV_${bucket}`;
-  const [status, purge, hsi, anchor] = await withDeadline(
+  const [status, purge, hsi, anchor, rsi] = await withDeadline(
     Promise.all([
       bindKv.status(),
       probePurge(bindJsm, stream, bucket),
-      retention === undefined ? undefined : historyInfo(bindJsm, bucket),
+      historyInfo(bindJsm, bucket),
       retention === undefined ? undefined : anchorOf(bindJsm, stream, bucket),
+      review === false ? undefined : streamInfo(bindJsm, reviewStream(bucket)),
     ]),
-    BIND_TIMEOUT_MS,
-    undefined,
-    (why) => bindFailure(bucket, why),
+    { ms: BIND_TIMEOUT_MS, signal: undefined, fail: (why) => bindFailure(bucket, why) },
   ).catch((e) => {
     throw bindFailure(bucket, e);
   });
@@ -323,13 +312,30 @@ export async function openJetStreamStore(
     bucket,
     si,
     retention !== undefined
-      ? JETSTREAM_HISTORY_MIN_VALUE_SIZE
+      ? LEGACY_HISTORY_MIN_VALUE_SIZE
       : JETSTREAM_MIN_VALUE_SIZE + (keepsAll ? ROLLUP_HEADER_BYTES : 0),
   );
   checkServerVersion(bucket, si.config.num_replicas, nc.info?.version);
   if (retention !== undefined) {
     const missing = missingForHistory(bucket, si, hsi);
     if (missing !== undefined) throw historyRefusal(bucket, missing);
+    const size = si.config.max_msg_size ?? -1;
+    if (size > 0 && size < JETSTREAM_HISTORY_MIN_VALUE_SIZE) {
+      warn(
+        `${PREFIX} Memory bucket "${bucket}": its max value size (${size} bytes) is below the ${JETSTREAM_HISTORY_MIN_VALUE_SIZE} bytes the largest memory takes with its version's headers, so a write whose entry and provenance are both near their limits is refused; raise it, keeping every memory, with: ${
+          bucketInitCommand(bucket)
+        }`,
+      );
+    }
+  } else if (hsi !== undefined && !decoded.readOnly) {
+    throw keepsHistory(bucket);
+  }
+  if (review !== false && rsi === undefined) {
+    throw new ConfigError(
+      `${PREFIX} Cannot open memory bucket "${bucket}" with option "review": it has no review stream (${
+        reviewStream(bucket)
+      }); \`${bucketInitCommand(bucket, {})}\` adds it, keeping every memory`,
+    );
   }
   const denied = si.config.deny_purge === true;
   if (denied) {
@@ -344,46 +350,70 @@ export async function openJetStreamStore(
 
   const jsm = await js.jetstreamManager(false);
   const keyPrefix = prefix === "" ? "" : `${prefix}.`;
-  const keeper = retention === undefined ? undefined : new Keeper({
+  // Direct gets where the stream has one replica (its only server answers them).
+  const direct = {
+    streams: new Set(
+      [si, hsi].filter((i) =>
+        i !== undefined && i.config.num_replicas <= 1 && i.config.allow_direct
+      ).map((i) => i!.config.name),
+    ),
+    jsm: await jetstream(nc, { timeout: Math.min(timeout, DIRECT_TIMEOUT_MS), checkAPI: false })
+      .jetstreamManager(false),
+  };
+  // nats-server 2.9 moves consumers past what they have not delivered when any subject of the
+  // stream is purged (see jetstream/pull.ts); 2.10 does not.
+  const purgesSkip = !atLeast(nc.info?.version, "2.10.0");
+  const clock = now ?? Date.now;
+  const target = {
+    bucket,
+    stream: si.config.name,
+    timeout,
     nc,
     js,
     jsm,
-    timeout,
-    stream: si.config.name,
-    hstream: historyStream(bucket),
-    subjectPrefix: `$KV.${bucket}.${keyPrefix}`,
-    hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
-    anchor,
-    retention,
+    direct,
+    purgesSkip,
     headers,
-  });
-  return buildStore(
+  };
+  const history = retention === undefined
+    ? new NoHistory({
+      rollup: keepsAll ? headers : undefined,
+      markers: new MarkerPurger({ ...target, warn }, purge && !denied),
+    })
+    : new Keeper({
+      ...target,
+      hstream: historyStream(bucket),
+      subjectPrefix: `$KV.${bucket}.${keyPrefix}`,
+      hsubjectPrefix: `$KVH.${bucket}.${keyPrefix}`,
+      namePrefix: keyPrefix,
+      anchor,
+      retention,
+    }, { now: clock });
+  const store = buildStore(
     new JetStreamBackend({
-      bucket,
-      stream: si.config.name,
+      ...target,
       created: si.created,
       instance: instanceOf(si),
       prefix,
       readBeforeUpdate: decoded.readBeforeUpdate ?? true,
-      timeout,
-      nc,
-      js,
-      jsm,
       maxMsgSize: si.config.max_msg_size ?? -1,
-      purge: purge && !denied,
-      warn,
-      keepsAll,
-      keeper,
-      headers,
-      now,
+      history,
+      now: clock,
     }),
+    { review },
   );
+  return decoded.readOnly ? readOnlyStore(store) : store;
 }
 
 // The bucket's history stream, or `undefined` when it has none.
-async function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+  return streamInfo(jsm, historyStream(bucket));
+}
+
+// A stream's info, or `undefined` when there is no such stream.
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
   try {
-    return await jsm.streams.info(historyStream(bucket));
+    return await jsm.streams.info(name);
   } catch (e) {
     if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
     throw e;
@@ -433,8 +463,13 @@ function checkNow(now: unknown): (() => number) | undefined {
 
 registerBackend(BACKEND, {
   options: JETSTREAM_OPTIONS,
-  open: (options, deps) =>
-    openJetStreamStore(options, {
+  open: (options, deps, context) =>
+    openJetStreamStore({
+      ...options,
+      // Checked by openJetStreamStore, as every option is.
+      review: options.review as JetStreamStoreOptions["review"],
+      readOnly: options.readOnly === true || context?.readOnly === true,
+    }, {
       nc: deps.nc as unknown as NatsConnection,
       identity: deps.identity,
       onWarning: deps.onWarning as ((message: string) => void) | undefined,

@@ -61,8 +61,9 @@ async function run(): Promise<ConsoleResults> {
     };
     // Asked for at once: each waits for what the console reads as it starts (the audit, then
     // the index of every version).
-    const cold = { "memories page": await once("/memories"), "audit log": 0 };
-    cold["audit log"] = await once("/log");
+    const cold = { "first memories page, waiting for the audit": await once("/memories") };
+    const log = await once("/log");
+    Object.assign(cold, { "first audit log page, waiting for the index": log });
     let n = 0;
     const key = () => keys[(n++ * 389) % keys.length]!;
     progress(`console: ${TRIALS} trials of each page and floor`);

@@ -12,6 +12,7 @@ import {
   type TargetRow,
 } from "./summarize.ts";
 import type { PeerRow } from "./peers.ts";
+import { reviewSection } from "./_review_report.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
 const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";
@@ -182,9 +183,8 @@ export function consoleSection(): string {
     `each, served by \`agentmem serve\` in its own process; ${r.trials} requests per page, timed ` +
     `from the request to the last byte. Target: under 100 ms (judged on p95).\n\n` +
     table("page|p50 ms:|p95 ms:|under 100 ms|floor (this process), p50 ms", rows) +
-    `\n\nRight after the start (${cold}, asked for as the URL was printed), a page waits for what ` +
-    "the console reads as it starts: the audit, then the index of every version; later visits only " +
-    "bring them up to date.\n";
+    `\n\nOnce per start (${cold}): the audit and the index of every version, which later visits ` +
+    `only bring up to date.\n${(r.notes ?? []).map((n) => `\n- ${n}`).join("")}\n`;
 }
 
 /** BENCH.md for `results`, with `summary` (Markdown) under "Summary" if given. */
@@ -210,6 +210,7 @@ export function renderBenchMd(results: Results, overview?: string): string {
     micro: microTables(results).trim(),
     peers: peersTables(results).trim(),
     console: consoleSection().trim(),
+    review: reviewSection().trim(),
     invariants: invariantsText(results),
     listEntries: summary.list[0]?.entries ?? c.listEntries,
     notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",

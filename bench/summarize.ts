@@ -294,4 +294,6 @@ export interface ConsoleResults {
   /** ms: the first memories page and audit log, asked for as the console printed its URL. */
   readonly cold: Record<string, number>;
   readonly rows: { page: string; p50: number; p95: number; floor: string; floorP50: number }[];
+  /** What a reader should know about the run (added by hand, e.g. the machine's load). */
+  readonly notes?: readonly string[];
 }

@@ -36,6 +36,7 @@ import type { HistoryRetention, Version } from "../../store/types.ts";
 import { auditFileDir } from "./audit.ts";
 import type { StoreAudit } from "../../store/types.ts";
 import { exists, notFound, occupied, stale } from "./refusals.ts";
+import { fileReview } from "./proposals.ts";
 import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
@@ -100,6 +101,7 @@ export class FileBackend implements BackendOps {
       index: () => Promise.resolve(this.#index()),
       readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
       evidence: () => Promise.resolve(evidenceOf(root)),
+      review: fileReview(config),
       commitIf: async (key, expected, write, call) => {
         this.#requireWritable(key);
         const { seq } = await versioned.write(key, write, { kind: "expect", expected }, call);

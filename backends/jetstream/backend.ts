@@ -1,7 +1,7 @@
 // The jetstream backend's operations over a bound bucket: reads, listings and audits here; the
 // writes, each its own version with history on, in create.ts, update.ts, delete.ts and (restore's
-// and revert's) commit.ts; what they share (the Scope namespace, the capacity bound, every call's
-// deadline and failure wording) in handle.ts.
+// and revert's) commit.ts; what they share (the Scope namespace, the capacity bound, the history
+// step, every call's deadline and failure wording) in handle.ts.
 
 import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
@@ -17,10 +17,12 @@ import { create } from "./create.ts";
 import { deleteKey } from "./delete.ts";
 import { BACKEND, checkRevision, PREFIX, withAbort } from "./errors.ts";
 import { aborted, type BackendConfig, Handle } from "./handle.ts";
-import { getMessage } from "./mover.ts";
-import { readRecord, toVersion } from "./provenance.ts";
+import { Keeper } from "./keeper.ts";
+import { getMessage } from "./messages.ts";
+import { isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
+import { jetStreamReview } from "./proposals.ts";
 import { JetStreamSidecar } from "./sidecar.ts";
 
 const ENCODER = new TextEncoder();
@@ -33,15 +35,17 @@ export class JetStreamBackend implements BackendOps {
   readonly sidecar: JetStreamSidecar;
   readonly #h: Handle;
 
-  constructor(config: BackendConfig) {
+  constructor(config: BackendConfig & { readonly now: () => number }) {
     const { bucket, prefix } = config;
     this.sidecar = new JetStreamSidecar(config);
     this.info = { backend: BACKEND, location: prefix === "" ? bucket : `${bucket}/${prefix}` };
     this.#h = new Handle(config);
-    this.history = config.keeper === undefined ? undefined : {
-      ...historyOps(this.#h, config.keeper),
+    const keeper = config.history instanceof Keeper ? config.history : undefined;
+    this.history = keeper === undefined ? undefined : {
+      ...historyOps(this.#h, { keeper, now: config.now }),
       index: (call) => this.#list(call, true),
       readLatest: (key, call) => this.#read(key, call, true),
+      review: jetStreamReview(this.#h),
     };
   }
 
@@ -52,11 +56,9 @@ export class JetStreamBackend implements BackendOps {
   // What list() shows and, `withHeads`, the newest version of each listed key from the same scan.
   #list(call: Call, withHeads: boolean): Promise<{ items: Item[]; heads: Version[] }> {
     const h = this.#h;
-    return h.run("list", undefined, call, async (d) => {
-      const { latest, oldMarkers, markers } = await scan(h.ks, d);
-      // With history, a marker on a key's subject is a delete whose move was cut short.
-      if (h.keeper !== undefined) { for (const m of markers) h.keeper.moveSoon(m.key); }
-      else await h.markers.purgeOld(oldMarkers, d);
+    return h.run({ op: "list", key: undefined, call }, async (d) => {
+      const { latest, oldMarkers, markers } = await scan(h.ks, { d });
+      await h.history.listed({ markers, oldMarkers }, d);
       const [items, heads]: [Item[], Version[]] = [[], []];
       for (const [key, entry] of latest) {
         // Listed when its header parses, as the file backend lists from headers alone.
@@ -64,7 +66,9 @@ export class JetStreamBackend implements BackendOps {
         if (description === undefined) continue;
         items.push({ key, description });
         const { record } = withHeads ? readRecord(entry.headers) : {};
-        if (record !== undefined) heads.push(toVersion(key, entry.revision, record, description));
+        if (record === undefined) continue;
+        const at = isoOfNanos(entry.ns);
+        heads.push(toVersion({ key, revision: entry.revision, at }, record, description));
       }
       return { items: items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), heads };
     });
@@ -72,8 +76,8 @@ export class JetStreamBackend implements BackendOps {
 
   audit(call: Call): Promise<StoreAudit> {
     const h = this.#h;
-    return h.run("audit", undefined, call, async (d) => {
-      const scanned = await scan(h.ks, d, { illegal: true });
+    return h.run({ op: "audit", key: undefined, call }, async (d) => {
+      const scanned = await scan(h.ks, { d, illegal: true });
       if (!scanned.complete) {
         throw new UnavailableError(
           `${PREFIX} Cannot audit the store: the scan was cut short before it saw every key`,
@@ -92,16 +96,17 @@ export class JetStreamBackend implements BackendOps {
   // The entry and, `withVersion`, the version record of the message it came from.
   async #read(key: string, call: Call, withVersion: boolean): Promise<EntryVersion> {
     const h = this.#h;
-    if (h.gone) await h.run("read", key, call, () => Promise.resolve());
-    const work = getMessage(h.c, h.c.stream, { last_by_subj: h.subject(key) });
+    const c = { op: "read", key, call } as const;
+    if (h.gone) await h.run(c, () => Promise.resolve());
+    const work = getMessage(h.c, { stream: h.c.stream, last_by_subj: h.subject(key) });
     let m: Awaited<typeof work>;
     try {
-      m = await (call.signal === undefined
-        ? work
-        : withAbort(work, call.signal, (cause) =>
-          aborted("read", key, cause)));
+      m = await (call.signal === undefined ? work : withAbort(work, {
+        signal: call.signal,
+        fail: (cause) => aborted(c, cause),
+      }));
     } catch (err) {
-      throw h.failure("read", key, err);
+      throw h.failure(c, err);
     }
     if (m === null || isMarkerMessage(m.header)) {
       throw new NotFoundError(
@@ -111,23 +116,31 @@ export class JetStreamBackend implements BackendOps {
     }
     const entry = parseEntry(m.data, key);
     const revision = checkRevision(m.seq);
-    h.keeper?.saw(key, revision, m.header, m.data);
+    h.history.saw(key, { revision, header: m.header });
     if (call.scope !== null && !call.signal?.aborted) call.scope.record(h.ns, key, revision);
     const { record } = withVersion ? readRecord(m.header) : {};
-    const version = record && toVersion(key, revision, record, entry.description);
+    const version = record &&
+      toVersion({ key, revision, at: m.at }, record, entry.description);
     return { entry, version };
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {
-    return this.#write("create", create, w, call);
+    return this.#write(create, { w, call, op: "create" });
   }
 
   update(w: ValidWrite, call: Call): Promise<void> {
-    return this.#write("update", update, w, call);
+    return this.#write(update, { w, call, op: "update" });
   }
 
-  #write(op: "create" | "update", path: typeof create, w: ValidWrite, call: Call): Promise<void> {
-    return this.#h.run(op, w.key, call, (d) => path(this.#h, { w, call, d, data: encoded(w) }));
+  #write(
+    path: typeof create,
+    x: { readonly w: ValidWrite; readonly call: Call; readonly op: "create" | "update" },
+  ): Promise<void> {
+    const { w, call, op } = x;
+    return this.#h.run(
+      { op, key: w.key, call },
+      (d) => path(this.#h, { w, call, d, data: encoded(w) }),
+    );
   }
 
   delete(key: string, call: Call): Promise<boolean> {
@@ -135,7 +148,15 @@ export class JetStreamBackend implements BackendOps {
     // authority over the key, whatever happens.
     const seen = call.scope?.revision(this.#h.ns, key);
     call.scope?.forget(this.#h.ns, key);
-    return this.#h.run("delete", key, call, (d) => deleteKey(this.#h, { key, call, seen, d }));
+    return this.#h.run(
+      { op: "delete", key, call },
+      (d) => deleteKey(this.#h, { key, call, seen, d }),
+    );
+  }
+
+  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
+  settled(): Promise<void> {
+    return this.#h.history instanceof Keeper ? this.#h.history.settled() : Promise.resolve();
   }
 }
 

@@ -201,6 +201,12 @@ export function checkServerVersion(
   );
 }
 
+/** Whether a server version is `minimum` or later (`false` when unknown). */
+export function atLeast(version: string | undefined, minimum: string): boolean {
+  return version !== undefined && !olderThan(version, minimum) &&
+    !Number.isNaN(Number(version.replace(/^v/, "").split(/[.-]/)[0]));
+}
+
 // Compares dotted release numbers; a pre-release suffix ("-beta") counts as its release.
 function olderThan(version: string, minimum: string): boolean {
   const parse = (v: string) => v.replace(/^v/, "").split(/[.-]/).slice(0, 3).map(Number);
@@ -287,6 +293,20 @@ export function missingForHistory(
     if (c.sealed) missing.push(`its history stream ${name} is sealed`);
   }
   return missing.length === 0 ? undefined : missing.join("; ");
+}
+
+/**
+ * The refusal of a writing store opened with history off on a bucket that keeps history: its
+ * writes would be versions no chain records, and a rollup would erase the versions kept.
+ */
+export function keepsHistory(bucket: string): ConfigError {
+  return new ConfigError(
+    `${PREFIX} Cannot open memory bucket ${
+      quote(bucket)
+    } with option "history": false: the bucket keeps history (its history stream ${
+      historyStream(bucket)
+    } exists), and a store that writes no versions would leave writes no version records and erase versions the bucket keeps; omit option "history" (or give { versions, days }), or open the store read-only`,
+  );
 }
 
 /** The refusal of a bucket that lacks what history needs. */

@@ -1,29 +1,7 @@
-// The jetstream backend's capacity check: exact without a count on every create.
-//
-// The argument. A bucket is one stream; every message gets the next stream sequence. Under one
-// prefix, a message can add at most one live key (a put of a key that held nothing); a delete
-// marker or a purge only removes. So if at most U keys were live at sequence S, then at most
-// U + (N - S) are live at any later sequence N. That bound is what this file keeps:
-//
-// - A count gives one: the stream's last sequence S is read before the subjects are counted (the
-//   server fills a stream info's state before its subject totals), and every key live at S whose
-//   latest message stays in place is counted, so the keys live later are at most the count plus
-//   the messages after S.
-// - A write this store made at sequence N moves the bound from (U, S) to (U + N - S, N); a delete
-//   marker at M, which removed a key live just before it, to (U + M - S - 2, M).
-// - A create sends `Nats-Expected-Last-Sequence: S` with the bound at S. The server stores it only
-//   if the stream's last sequence is still S, so the bound held at the moment of the write, and
-//   U < MAX_ENTRIES made the create exact. If anything else was written since (another handle,
-//   process or prefix), the server refuses and the create counts afresh instead.
-// - A count taken inside a create, after the call began, reflects every create acknowledged
-//   before: creates that do not overlap never pass MAX_ENTRIES, and overlapping ones overshoot by
-//   at most the creates in flight (those the count could not see).
-// - A count is trusted only when it finished: a scan cut short by a timeout, an abort or a failure
-//   throws instead of returning what it had seen.
-// - Sequences belong to one stream: when a count finds the bucket's stream was created again (a
-//   new creation time), every earlier bound is dropped. A bound could only mislead a create if the
-//   bucket were replaced after the last count and the new stream's last sequence happened to equal
-//   the old one; a store that must rule that out is opened again after a bucket is restored.
+// The jetstream backend's capacity check: exact without a count on every create. A bound on the
+// live keys under one prefix at one stream sequence grows by one per message after it; a create
+// that expects the stream's last sequence to be the bound's is exact, and one that finds others
+// wrote since counts afresh (docs/design/jetstream.md, "Capacity", gives the argument).
 
 import { MAX_ENTRIES } from "../../store/limits.ts";
 

@@ -1,67 +1,117 @@
-// The history this jetstream store keeps, as the store's history functions use it: reads of the
-// history stream and the bucket's (history.ts), and restore's and revert's writes, each checked
-// against the key's newest version (`commitIf`).
+// The history this jetstream store keeps, as the store's history functions use it: reads of both
+// streams (history.ts), and restore's and revert's writes, each checked against the key's newest
+// version (`commitIf`).
 
 import { serializeValid } from "../../store/serialize.ts";
 import { checkCapacity, type ValidWrite } from "../../store/validate.ts";
-import type { Call } from "../../store/backend.ts";
-import type { HistoryOps } from "../../store/backend.ts";
+import type { Call, HistoryOps, Listed } from "../../store/backend.ts";
+import type { Version } from "../../store/types.ts";
 import { type Deadline, isWrongLastSequence } from "./errors.ts";
 import { type Handle, stale } from "./handle.ts";
-import { historyReads } from "./history.ts";
+import {
+  allHistories,
+  entryOf,
+  evidenceOf,
+  keptVersions,
+  keyHistory,
+  logOf,
+  skipped,
+  versionOf,
+} from "./history.ts";
 import type { Keeper } from "./keeper.ts";
 import { movedOf } from "./mover.ts";
 import { publish, publishDelete } from "./write.ts";
 
 const ENCODER = new TextEncoder();
 const EMPTY = new Uint8Array(0);
+// A read of the whole keyspace's history may take this many times a call's timeout.
+const BULK_TIMEOUTS = 12;
 
 /** The history operations of a handle whose history is on. */
-export function historyOps(h: Handle, keeper: Keeper): Omit<HistoryOps, "index" | "readLatest"> {
+export function historyOps(
+  h: Handle,
+  o: { readonly keeper: Keeper; readonly now: () => number },
+): Omit<HistoryOps, "index" | "readLatest"> {
+  const t = o.keeper.target;
+  // What the retention keeps is judged by the clock of whoever reads.
+  const kept = () => ({ retention: t.retention, now: o.now() });
+  const run = <T>(key: string | undefined, call: Call, fn: (d: Deadline) => Promise<T>) =>
+    h.run({ op: "history", key, call }, fn);
+  const bulk = <T>(call: Call, fn: (d: Deadline) => Promise<T>) =>
+    h.run({ op: "history", key: undefined, call, timeouts: BULK_TIMEOUTS }, fn);
   return {
-    ...historyReads(keeper.target, (key, call, fn) => h.run("history", key, call, fn)),
+    retention: t.retention,
+    versions: (key, call) =>
+      run(key, call, async (): Promise<Listed<Version>> => {
+        const k = await keyHistory(t, key);
+        if (k === undefined) return { items: [], problems: [] };
+        return {
+          items: keptVersions(k, kept()).map((v) => versionOf(k, v)).reverse(),
+          problems: skipped(k),
+        };
+      }),
+    readVersion: (key, revision, call) =>
+      run(key, call, async () => {
+        const k = await keyHistory(t, key);
+        const held = k === undefined ? [] : keptVersions(k, kept());
+        return entryOf(k, { key, revision: Number(revision), kept: held });
+      }),
+    log: (key, call) =>
+      key === undefined
+        ? bulk(call, async (d) => logOf(await allHistories(t, d), kept()))
+        : run(key, call, async () => {
+          const k = await keyHistory(t, key);
+          return logOf(k === undefined ? [] : [k], kept());
+        }),
+    evidence: (call) => bulk(call, async (d) => evidenceOf(t, await allHistories(t, d))),
     commitIf: (key, expected, write, call) =>
       h.run(
-        write === null ? "delete" : "update",
-        key,
-        call,
-        (d) => commitIf(h, keeper, { key, expected, write }, call, d),
+        { op: write === null ? "delete" : "update", key, call },
+        (d) => commitIf(h, { key, expected, write, call, d }),
       ),
   };
 }
 
-// Writes (or deletes) `key` as a new version only if its newest version is still `expected`.
+// Writes (or deletes) `c.key` as a new version only if its newest version is still `c.expected`.
 async function commitIf(
   h: Handle,
-  keeper: Keeper,
-  c: { readonly key: string; readonly expected: string | null; readonly write: ValidWrite | null },
-  call: Call,
-  d: Deadline,
+  c: {
+    readonly key: string;
+    readonly expected: string | null;
+    readonly write: ValidWrite | null;
+    readonly call: Call;
+    readonly d: Deadline;
+  },
 ): Promise<string> {
-  const { key, expected, write } = c;
+  const { key, expected, write, call, d } = c;
+  const keeper = h.history as Keeper;
   const latest = await h.get(key);
-  // A deleted key whose versions were moved holds nothing on its subject: its newest version is
-  // the last one moved.
+  // A deleted key whose subject was emptied: its newest version is the last one moved.
   const moved = latest === undefined ? await movedOf(keeper.target, key) : undefined;
-  const head = latest?.revision ?? (moved!.to > 0 ? moved!.to : undefined);
+  const head = latest?.revision ?? (moved!.state.to > 0 ? moved!.state.to : undefined);
   if (String(head ?? null) !== String(expected)) throw stale(key);
   const live = latest?.live ?? false;
-  const link = latest !== undefined ? latest.link : moved!.last;
+  const { after } = await h.history.chainAfter(key, latest);
   const subject = h.subject(key);
   const before = h.capacity.current();
   if (write === null) {
     if (!live) return String(head ?? 0);
-    const v = h.version(key, "delete", call, link, EMPTY);
+    const v = h.history.version({ key, op: "delete", call, after }, EMPTY);
     let marker: number;
     try {
-      marker = await publishDelete(h.c, subject, head!, d.left(), v.headers);
+      marker = await publishDelete(h.c, {
+        subject,
+        expect: { revision: head! },
+        headers: v.headers,
+        d,
+      });
     } catch (e) {
       if (!isWrongLastSequence(e)) throw e;
       throw stale(key);
     }
     h.capacity.wrote(before, marker, -1);
     call.scope?.forget(h.ns, key);
-    await keeper.deleted(key, marker, head!, v.record!, d);
+    h.history.deleted(key, { marker, v });
     return String(marker);
   }
   const data = ENCODER.encode(serializeValid(write.description, write.content));
@@ -72,17 +122,21 @@ async function commitIf(
     h.capacity.offer(from);
     checkCapacity(from.live, key);
   }
-  const v = h.version(key, live ? "update" : "create", call, link, data);
-  const over = latest?.revision ?? 0;
+  const v = h.history.version({ key, op: live ? "update" : "create", call, after }, data);
   let revision: number;
   try {
-    revision = await publish(h.c, subject, data, { revision: over }, d.left(), v.headers);
+    revision = await publish(h.c, {
+      subject,
+      data,
+      expect: { revision: latest?.revision ?? 0 },
+      headers: v.headers,
+      d,
+    });
   } catch (e) {
     if (!isWrongLastSequence(e)) throw e;
     throw stale(key);
   }
   h.capacity.wrote(from, revision, 1);
-  const overMarker = latest?.live === false;
-  h.wrote(call, d, { key, revision, expected: over, v, data, overMarker });
+  h.wrote(c, { key, revision, v });
   return String(revision);
 }

@@ -1,7 +1,8 @@
-// A jetstream store's create(): one publish that holds only if the key holds nothing (or the
-// delete marker a look found) and, with a bound from this handle's last count or write, only if
-// nothing else was written to the stream since (see capacity.ts); otherwise an exact count first.
-// A full store refuses after one request when nothing changed since its last count.
+// A jetstream store's create(): one publish that holds only if the key's subject holds nothing
+// (or the delete marker a look found) and, with a bound from this handle's last count or write,
+// only if nothing else was written to the stream since (see capacity.ts); otherwise an exact
+// count first, beside the read of what the new version chains to. A key this handle saw live is
+// looked at first, so a create of it costs one request when it still holds a memory.
 
 import { MAX_ENTRIES } from "../../store/limits.ts";
 import { checkCapacity } from "../../store/validate.ts";
@@ -14,88 +15,59 @@ import { publish } from "./write.ts";
 /** Creates the write's key, refusing a key that holds a memory. */
 export async function create(h: Handle, x: WriteCall): Promise<void> {
   const { w, call, d, data } = x;
-  if (h.keeper !== undefined) return await createVersion(h, x);
-  const subject = h.subject(w.key);
-  // With a bound from this store's last count or write: one publish that holds only if
-  // nothing else was written to the stream since (see capacity.ts).
-  const bound = h.capacity.usable();
-  const tried = bound !== undefined && h.fits(data, STREAM_SEQUENCE_HEADER_BYTES);
-  const rollup = h.c.keepsAll ? "rollup" : undefined;
-  if (tried) {
-    try {
-      const expect = { revision: 0, streamSeq: bound.seq };
-      const revision = await publish(h.c, subject, data, expect, d.left(), rollup);
-      h.capacity.wrote(bound, revision, 1);
-      h.record(call, d, w.key, revision);
-      return;
-    } catch (e) {
-      if (!isWrongLastSequence(e)) throw e;
-    }
-  }
-  // Refused: the key holds something, or others wrote since the bound. Look at the key
-  // first, so a key that holds a memory costs no count.
+  const key = w.key;
   let latest: Latest | undefined;
-  if (tried) {
-    latest = await h.get(w.key);
-    if (latest?.live) throw exists(w.key);
-    h.capacity.contended(true);
+  if (h.history.seenLive(key)) {
+    latest = await h.get(key);
+    if (latest?.live) throw exists(key);
   }
-  const counted = await countForCreate(h, x, !tried);
-  // Expect nothing under the key; when a delete marker is there, expect that marker.
-  let expected = latest?.revision ?? 0;
-  for (let attempt = 1;; attempt++) {
-    try {
-      const revision = await publish(h.c, subject, data, { revision: expected }, d.left(), rollup);
-      h.capacity.wrote(counted, revision, 1);
-      h.record(call, d, w.key, revision);
-      return;
-    } catch (e) {
-      if (!isWrongLastSequence(e)) throw e;
-    }
-    const now = await h.get(w.key);
-    if (now?.live) throw exists(w.key);
-    if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw churn("create", w.key);
-    expected = now?.revision ?? 0;
-  }
-}
-
-// create() with history: the key and its history's newest version are looked at together (a
-// key that holds a memory costs one round trip), then one publish, revision-checked against
-// what the look found and, with a bound from this store's last count or write, against the
-// stream's last sequence (see capacity.ts). A key that holds nothing on its subject chains to
-// its history's newest version (a deleted key's delete); over a delete marker, to the marker.
-async function createVersion(h: Handle, x: WriteCall): Promise<void> {
-  const { w, call, d, data } = x;
-  const keeper = h.keeper!;
   const bound = h.capacity.usable();
-  let counted = bound === undefined ? await countForCreate(h, x, true) : undefined;
+  const useBound = bound !== undefined && h.fits(data, STREAM_SEQUENCE_HEADER_BYTES);
+  // A store its last count found full counts first: a refusal then costs no history read.
+  const full = (h.capacity.current()?.live ?? 0) >= MAX_ENTRIES;
+  let counted = useBound || !full ? undefined : await countForCreate(h, x);
+  let linkedAt = performance.now();
+  let after;
+  [counted, { after }] = await Promise.all([
+    useBound || counted !== undefined ? counted : countForCreate(h, x),
+    h.history.chainAfter(key, latest),
+  ]);
   for (let attempt = 1;; attempt++) {
-    const [latest, moved] = await Promise.all([h.get(w.key), keeper.linkForCreate(w.key)]);
-    if (latest?.live) throw exists(w.key);
+    // What a key whose subject holds nothing chains to is read again when it has grown old.
+    if (latest === undefined && performance.now() - linkedAt > h.history.emptyLinkMs) {
+      [{ after }, linkedAt] = [await h.history.chainAfter(key, undefined), performance.now()];
+    }
+    const v = h.history.version({ key, op: "create", call, after }, data);
     const expected = latest?.revision ?? 0;
-    const v = h.version(w.key, "create", call, latest ? latest.link : moved, data);
-    const useBound = counted === undefined && h.fits(data, STREAM_SEQUENCE_HEADER_BYTES);
     try {
-      const expect = { revision: expected, ...(useBound ? { streamSeq: bound!.seq } : {}) };
-      const revision = await publish(h.c, h.subject(w.key), data, expect, d.left(), v.headers);
+      const revision = await publish(h.c, {
+        subject: h.subject(key),
+        data,
+        expect: { revision: expected, ...(counted === undefined ? { streamSeq: bound!.seq } : {}) },
+        headers: v.headers,
+        d,
+      });
       h.capacity.wrote(counted ?? bound, revision, 1);
-      h.wrote(call, d, { key: w.key, revision, expected, v, data, overMarker: expected > 0 });
+      h.wrote(x, { key, revision, v });
       return;
     } catch (e) {
       if (!isWrongLastSequence(e)) throw e;
     }
-    if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw churn("create", w.key);
-    // Others wrote since the bound (or to the key since the look): count before trying again.
+    // Refused: the key holds something, or (with a bound) others wrote to the stream since.
+    latest = await h.get(key);
+    if (latest?.live) throw exists(key);
+    if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw churn("create", key);
     if (counted === undefined) {
       h.capacity.contended(true);
-      counted = await countForCreate(h, x, true);
+      counted = await countForCreate(h, x);
     }
+    [{ after }, linkedAt] = [await h.history.chainAfter(key, latest), performance.now()];
   }
 }
 
-// The count a create goes by: refuses a full store (one that holds `key` says "exists" when
-// `look` asks for it: that is the answer a caller can use).
-async function countForCreate(h: Handle, x: WriteCall, look: boolean): Promise<Bound> {
+// The count a create goes by: refuses a full store (one that holds the key says "exists": that is
+// the answer a caller can use).
+async function countForCreate(h: Handle, x: WriteCall): Promise<Bound> {
   const [key, d] = [x.w.key, x.d];
   const known = h.capacity.current()?.seq;
   const counted = await h.count(d);
@@ -103,7 +75,7 @@ async function countForCreate(h: Handle, x: WriteCall, look: boolean): Promise<B
   if (counted.seq === known) h.capacity.contended(false);
   h.capacity.offer(counted);
   if (counted.live >= MAX_ENTRIES) {
-    if (look && (await h.get(key))?.live) throw exists(key);
+    if ((await h.get(key))?.live) throw exists(key);
     checkCapacity(counted.live, key);
   }
   return counted;

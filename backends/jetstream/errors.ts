@@ -144,16 +144,19 @@ export class Deadline {
   }
 }
 
+/** How long `withDeadline`'s work may take, what aborts it, and the error either gives. */
+export interface Limit {
+  readonly ms: number;
+  readonly signal: AbortSignal | undefined;
+  readonly fail: (why: "timeout" | "abort", cause?: unknown) => Error;
+}
+
 /**
  * Settles with `work`, or rejects with `fail(...)` when `ms` pass or `signal` aborts first. The
  * work keeps running in the background; its late failure is observed so it is never unhandled.
  */
-export function withDeadline<T>(
-  work: Promise<T>,
-  ms: number,
-  signal: AbortSignal | undefined,
-  fail: (why: "timeout" | "abort", cause?: unknown) => Error,
-): Promise<T> {
+export function withDeadline<T>(work: Promise<T>, limit: Limit): Promise<T> {
+  const { ms, signal, fail } = limit;
   work.catch(() => {});
   return new Promise<T>((resolve, reject) => {
     const settle = () => {
@@ -189,9 +192,9 @@ export function withDeadline<T>(
  */
 export function withAbort<T>(
   work: Promise<T>,
-  signal: AbortSignal,
-  fail: (cause: unknown) => Error,
+  limit: { readonly signal: AbortSignal; readonly fail: (cause: unknown) => Error },
 ): Promise<T> {
+  const { signal, fail } = limit;
   work.catch(() => {});
   if (signal.aborted) return Promise.reject(fail(signal.reason));
   return new Promise<T>((resolve, reject) => {

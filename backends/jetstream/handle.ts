@@ -1,6 +1,6 @@
 // What a jetstream store handle's calls share: the bound bucket and its Scope namespace, the
-// capacity bound, the history's write side, the key's latest message, and the deadline, abort and
-// failure wording every call runs under. The write paths (create.ts, update.ts, delete.ts,
+// capacity bound, the history step (step.ts), the key's latest message, and the deadline, abort
+// and failure wording every call runs under. The write paths (create.ts, update.ts, delete.ts,
 // commit.ts) work through it.
 
 import type { StreamInfo } from "@nats-io/jetstream";
@@ -22,11 +22,10 @@ import {
   withDeadline,
 } from "./errors.ts";
 import { instanceOf } from "./bind.ts";
-import type { Keeper } from "./keeper.ts";
-import { MarkerPurger } from "./markers.ts";
-import { getMessage } from "./mover.ts";
-import { type Link, readRecord, VERSION_HEADER_BYTES, type VersionRecord } from "./provenance.ts";
+import { getMessage, type MessageSource } from "./messages.ts";
+import { VERSION_HEADER_BYTES } from "./provenance.ts";
 import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
+import type { HistoryStep, Written } from "./step.ts";
 import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
 import type { WriteTarget } from "./write.ts";
 
@@ -34,24 +33,15 @@ import type { WriteTarget } from "./write.ts";
 export const MAX_CAS_ATTEMPTS = 8;
 
 /** What the backend works with, all of it checked at open. */
-export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
+export interface BackendConfig extends Omit<Keyspace, "subjectPrefix">, MessageSource {
   readonly prefix: string;
   readonly readBeforeUpdate: boolean;
   /** The stream's max message size (-1: unlimited). */
   readonly maxMsgSize: number;
-  /** Whether old delete markers may be purged (the connection holds the purge permission). */
-  readonly purge: boolean;
-  /** Told once when a purge is refused after all and old markers are kept from then on. */
-  readonly warn: (message: string) => void;
   /** The bucket instance in the Scope namespace: creation time, and raft group when clustered. */
   readonly instance: string;
-  /**
-   * Whether the bucket keeps every message of a key (no per-key limit): then a write with history
-   * off replaces what the key held (a rollup) rather than leaving it behind.
-   */
-  readonly keepsAll: boolean;
-  /** The history's write side, with history on. */
-  readonly keeper: Keeper | undefined;
+  /** The history step: the keeper with history on, `NoHistory` with it off. */
+  readonly history: HistoryStep;
   /** `headers()` from the NATS client modules the opener loaded (see `write.ts`). */
   readonly headers: WriteTarget["headers"];
 }
@@ -59,12 +49,26 @@ export interface BackendConfig extends Omit<Keyspace, "subjectPrefix"> {
 /** What a call does, as its failures name it. */
 export type Op = "list" | "read" | "create" | "update" | "delete" | "audit" | "history";
 
-/** One key's latest message: a live entry or a delete marker, and what it chains to. */
+/** One key's latest message: a live entry or a delete marker. */
 export interface Latest {
   readonly live: boolean;
   readonly revision: number;
-  /** The version's hash, when the message has a record. */
-  readonly link: Link | undefined;
+  readonly header: MsgHdrs | undefined;
+}
+
+/** A call and its deadline, as a write path carries them. */
+export interface CallAt {
+  readonly call: Call;
+  readonly d: Deadline;
+}
+
+/** What a call run under `Handle.run` is. */
+export interface RunCall {
+  readonly op: Op;
+  readonly key: string | undefined;
+  readonly call: Call;
+  /** How many of the store's timeouts the call may take (default 1). */
+  readonly timeouts?: number;
 }
 
 /** A create or update as its write path gets it. */
@@ -88,19 +92,13 @@ export interface DeleteCall {
   readonly d: Deadline;
 }
 
-/** A write's version headers and record (both undefined with history off). */
-export type Written =
-  | { readonly headers: MsgHdrs; readonly record: VersionRecord }
-  | { readonly headers: undefined; readonly record: undefined };
-
 /** The state one store handle's calls share. */
 export class Handle {
   readonly c: BackendConfig;
   readonly ks: Keyspace;
   readonly capacity = new CapacityBound();
-  readonly markers: MarkerPurger;
-  /** The history's write side, with history on. */
-  readonly keeper: Keeper | undefined;
+  /** The history step of every write. */
+  readonly history: HistoryStep;
   // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
   // clustered) and the prefix, so a revision recorded here never authorizes a write in another
   // store, nor in this bucket once it has been deleted and created again or (clustered) restored.
@@ -117,9 +115,8 @@ export class Handle {
     const keyPrefix = config.prefix === "" ? "" : `${config.prefix}.`;
     this.ks = { ...config, subjectPrefix: `$KV.${config.bucket}.${keyPrefix}` };
     this.#ns = this.#namespace(config.instance);
-    this.markers = new MarkerPurger(config, config.purge);
     this.#created = config.created;
-    this.keeper = config.keeper;
+    this.history = config.history;
   }
 
   /** The Scope namespace revisions are recorded in now. */
@@ -136,46 +133,26 @@ export class Handle {
     return this.ks.subjectPrefix + key;
   }
 
-  /** The headers that make a write its own version (history on), or none. */
-  version(
-    key: string,
-    op: "create" | "update" | "delete",
-    call: Call,
-    link: Link | undefined,
-    data: Uint8Array,
-  ): Written {
-    return this.keeper?.version(key, op, call, link, data) ??
-      { headers: undefined, record: undefined };
-  }
-
   /**
-   * After a write of `data` landed at `revision` over `expected`: the scope learns its revision,
-   * the history remembers it.
+   * After a create or update of `w.key` landed at `w.revision`: the scope learns its revision,
+   * the history step remembers it.
    */
   wrote(
-    call: Call,
-    d: Deadline,
-    w: {
-      readonly key: string;
-      readonly revision: number;
-      readonly expected: number;
-      readonly v: Written;
-      readonly data: Uint8Array;
-      readonly overMarker: boolean;
-    },
+    x: CallAt,
+    w: { readonly key: string; readonly revision: number; readonly v: Written },
   ): void {
-    this.record(call, d, w.key, w.revision);
-    if (w.v.record !== undefined) {
-      this.keeper?.wrote(w.key, w.revision, w.expected, w.v.record, w.data, w.overMarker);
-    }
+    this.record(x, w);
+    this.history.wrote(w.key, w);
   }
 
   /**
    * Records a revision in the call's scope, unless the caller was already told the call failed:
    * a scope only learns what its run saw.
    */
-  record(call: Call, d: Deadline, key: string, revision: number): void {
-    if (!d.cancelled && !call.signal?.aborted) call.scope?.record(this.#ns, key, revision);
+  record(x: CallAt, w: { readonly key: string; readonly revision: number }): void {
+    if (!x.d.cancelled && !x.call.signal?.aborted) {
+      x.call.scope?.record(this.#ns, w.key, w.revision);
+    }
   }
 
   /**
@@ -183,11 +160,11 @@ export class Handle {
    * bound taken before worthless (its sequences belong to another stream), so they are dropped.
    */
   async count(d: Deadline): Promise<Bound> {
-    const counted = await count(this.ks, d, {
-      bound: this.capacity.current(),
-      created: this.#created,
+    const counted = await count(this.ks, {
+      d,
+      prior: { bound: this.capacity.current(), created: this.#created },
     });
-    if (this.keeper === undefined) await this.markers.purgeOld(counted.oldMarkers, d);
+    await this.history.listed({ markers: [], oldMarkers: counted.oldMarkers }, d);
     if (counted.created !== this.#created) {
       this.capacity.reset();
       this.#created = counted.created;
@@ -198,7 +175,7 @@ export class Handle {
   /** Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values. */
   fits(data: Uint8Array, extra: number): boolean {
     const max = this.c.maxMsgSize;
-    const version = this.keeper === undefined ? 0 : VERSION_HEADER_BYTES;
+    const version = this.history.on ? VERSION_HEADER_BYTES : 0;
     return max <= 0 || data.length + MAX_WRITE_HEADER_BYTES + version + extra <= max;
   }
 
@@ -209,37 +186,33 @@ export class Handle {
    * such a read carries its revision and fails with StaleError, never overwriting the newer value.
    */
   async get(key: string): Promise<Latest | undefined> {
-    const m = await getMessage(this.c, this.c.stream, { last_by_subj: this.subject(key) });
+    const m = await getMessage(this.c, { stream: this.c.stream, last_by_subj: this.subject(key) });
     if (m === null) return undefined;
-    return {
-      live: !isMarkerMessage(m.header),
-      revision: checkRevision(m.seq),
-      link: linkOf(m.header),
-    };
+    return { live: !isMarkerMessage(m.header), revision: checkRevision(m.seq), header: m.header };
   }
 
   /** Runs one call of several requests under its deadline and signal. */
-  async run<T>(
-    op: Op,
-    key: string | undefined,
-    call: Call,
-    fn: (d: Deadline) => Promise<T>,
-  ): Promise<T> {
-    const { timeout } = this.c;
+  async run<T>(c: RunCall, fn: (d: Deadline) => Promise<T>): Promise<T> {
+    const { op, key, call } = c;
+    const timeout = this.c.timeout * (c.timeouts ?? 1);
     const d = new Deadline(timeout);
     const work = this.#gone ? this.#rebind().then(() => fn(d)) : fn(d);
     try {
-      return await withDeadline(work, timeout, call.signal, (why, cause) => {
-        d.cancel();
-        return why === "timeout"
-          ? new UnavailableError(
-            `${head(op, key)}: NATS did not answer within ${timeout} ms${uncertain(op)}`,
-            { key },
-          )
-          : aborted(op, key, cause);
+      return await withDeadline(work, {
+        ms: timeout,
+        signal: call.signal,
+        fail: (why, cause) => {
+          d.cancel();
+          return why === "timeout"
+            ? new UnavailableError(
+              `${head(op, key)}: NATS did not answer within ${timeout} ms${uncertain(op)}`,
+              { key },
+            )
+            : aborted(c, cause);
+        },
       });
     } catch (e) {
-      throw this.failure(op, key, e);
+      throw this.failure(c, e);
     } finally {
       d.cancel();
     }
@@ -249,7 +222,8 @@ export class Handle {
    * Anything that is not a MemoryError becomes an UnavailableError that names the kind of
    * failure but never the server's address. A failure that shows the bucket gone is remembered.
    */
-  failure(op: Op, key: string | undefined, e: unknown): MemoryError {
+  failure(c: { readonly op: Op; readonly key: string | undefined }, e: unknown): MemoryError {
+    const { op, key } = c;
     if (e instanceof MemoryError) return e;
     if (isBucketGone(e)) this.#gone = true;
     return new UnavailableError(
@@ -276,7 +250,7 @@ export class Handle {
     if (ns !== this.#ns) {
       this.#ns = ns;
       this.capacity.reset();
-      this.keeper?.reset();
+      this.history.reset();
       this.#created = si.created;
     }
     this.#gone = false;
@@ -284,7 +258,11 @@ export class Handle {
 }
 
 /** A call aborted by its caller's signal. */
-export function aborted(op: Op, key: string | undefined, cause: unknown): UnavailableError {
+export function aborted(
+  c: { readonly op: Op; readonly key: string | undefined },
+  cause: unknown,
+): UnavailableError {
+  const { op, key } = c;
   return new UnavailableError(`${head(op, key)}: the call was aborted${uncertain(op)}`, {
     key,
     cause,
@@ -320,11 +298,6 @@ function head(op: Op, key: string | undefined): string {
     ? "read the history of memory"
     : `${op} memory`;
   return `${PREFIX} Cannot ${verb}${key === undefined ? "" : ` ${quote(key)}`}`;
-}
-
-function linkOf(h: MsgHdrs | undefined): Link | undefined {
-  const { record } = readRecord(h);
-  return record === undefined ? undefined : { hash: record.hash };
 }
 
 function uncertain(op: Op): string {

@@ -1,311 +1,292 @@
 // Reading a jetstream keyspace's history: a key's versions are the union, by revision, of the
-// packs on its history subject and the messages still on its subject in the bucket (see
-// mover.ts); the retention decides which of them are kept. And `agentmem check`'s view of it.
+// packs on its history subject and the messages still on its subject in the bucket (mover.ts).
+// One key is read message by message; the whole keyspace through one last-per-subject pass over
+// each stream, then each key's remaining messages. What cannot be read is skipped and reported.
 
-import { CorruptError, NotFoundError } from "../../store/errors.ts";
-import type { HistoryProblem, HistoryRetention, Version } from "../../store/types.ts";
-import type { Evidence, HistoryOps, KeyEvidence, Listed } from "../../store/backend.ts";
-import type { Call } from "../../store/backend.ts";
+import { NotFoundError } from "../../store/errors.ts";
+import type { Entry, HistoryProblem, Version } from "../../store/types.ts";
+import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { parseEntry } from "../../store/serialize.ts";
-import type { Entry } from "../../store/types.ts";
+import { cutCount } from "../../store/retention.ts";
 import { validateKey } from "../../store/validate.ts";
 import { quote } from "../../store/text.ts";
-import { GENESIS } from "../../store/chain.ts";
-import type { Deadline } from "./errors.ts";
-import { PREFIX } from "./errors.ts";
-import type { HistoryTarget } from "./mover.ts";
-import { decodePack, type Packed } from "./pack.ts";
-import { hashMatches, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
-import { headerDescription, isMarkerMessage, readAll } from "./scan.ts";
-import { nanosOf, type Pulled } from "./pull.ts";
-import { UnavailableError } from "../../store/errors.ts";
+import { type Deadline, PREFIX } from "./errors.ts";
+import { readSubject, type Stored } from "./messages.ts";
+import { type HistoryTarget, packedOf } from "./mover.ts";
+import { decodePack, EMPTY_STATE, historyMessage, type KeyState, type Packed } from "./pack.ts";
+import { isoOfNanos, toVersion } from "./provenance.ts";
+import { nanosOf } from "./pull.ts";
+import { headerDescription, readAll } from "./scan.ts";
+import { heldItems, type KeyHistory, verifyKey } from "./verify.ts";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+// How many keys' remaining messages are read at once.
+const READS_IN_FLIGHT = 16;
 
-/** How a history read runs: as one store call of the backend's, under its deadline. */
-export type RunHistory = <T>(
-  key: string | undefined,
-  call: Call,
-  fn: (d: Deadline) => Promise<T>,
-) => Promise<T>;
-
-/** The reads of `HistoryOps` over a keyspace's two streams. */
-export function historyReads(
+/** Assembles one key's history from what each stream holds of it. */
+function assemble(
   t: HistoryTarget,
-  run: RunHistory,
-): Pick<HistoryOps, "retention" | "versions" | "readVersion" | "log" | "evidence"> {
-  return {
-    retention: t.retention,
-    versions: (key, call) =>
-      run(key, call, async (d): Promise<Listed<Version>> => {
-        const h = (await histories(t, d, key)).get(key);
-        if (h === undefined) return { items: [], problems: [] };
-        const items = keptVersions(h, t.retention).map((v) => versionOf(key, v)).reverse();
-        return { items, problems: [] };
-      }),
-    readVersion: (key, revision, call) =>
-      run(key, call, (d) => entryOf(t, key, Number(revision), d)),
-    log: (key, call) =>
-      run(key, call, async (d): Promise<Listed<Version>> => {
-        const items: Version[] = [];
-        const problems: HistoryProblem[] = [];
-        for (const h of (await histories(t, d, key)).values()) {
-          try {
-            for (const v of keptVersions(h, t.retention)) items.push(versionOf(h.key, v));
-          } catch (e) {
-            if (!(e instanceof CorruptError)) throw e;
-            problems.push({ key: h.key, problem: "damaged", reason: e.message });
-          }
-        }
-        return { items: items.sort((a, b) => Number(a.revision) - Number(b.revision)), problems };
-      }),
-    evidence: (call) =>
-      run(undefined, call, async (d): Promise<Evidence> => {
-        const all = await histories(t, d);
-        const within = t.subjectPrefix.split(".").slice(2).join(".");
-        const keys: KeyEvidence[] = [];
-        for (const h of all.values()) {
-          const versions = new Map<string, string>();
-          let head: KeyEvidence["head"];
-          for (const v of h.items) {
-            if (v.record === undefined) continue;
-            versions.set(String(v.rev), v.record.hash);
-            head = { revision: String(v.rev), hash: v.record.hash, op: v.record.op };
-          }
-          keys.push({ key: h.key, name: within + h.key, head, versions, cut: undefined });
-        }
-        return { within, keys, problems: verify(all), notes: [] };
-      }),
-  };
-}
-
-/** One key's history: every version kept, oldest first, and what could not be read. */
-export interface KeyHistory {
-  readonly key: string;
-  /** Oldest first, by revision; unrecorded messages included (they are no versions). */
-  readonly items: Packed[];
-  /** Packs that could not be read. */
-  readonly damaged: string[];
-}
-
-/** Every message and pack of `key`, or of the whole keyspace, grouped by key. */
-export async function histories(
-  t: HistoryTarget,
-  d: Deadline,
-  key?: string,
-): Promise<Map<string, KeyHistory>> {
-  // The bucket's stream first: a version a mover takes from there after this read is in its
-  // history stream before it is purged, so the read of the history stream after this one has it.
-  const live = await collect(
-    t,
-    t.stream,
-    key === undefined ? `${t.subjectPrefix}>` : t.subjectPrefix + key,
-    d,
-  );
-  const packs = await collect(
-    t,
-    t.hstream,
-    key === undefined ? `${t.hsubjectPrefix}>` : t.hsubjectPrefix + key,
-    d,
-  );
-  const byKey = new Map<string, { items: Map<number, Packed>; damaged: string[] }>();
-  const entry = (k: string) => {
-    let h = byKey.get(k);
-    if (h === undefined) byKey.set(k, h = { items: new Map(), damaged: [] });
-    return h;
-  };
-  for (const m of packs) {
-    const k = keyOf(t.hsubjectPrefix, m.subject);
-    if (k === undefined) continue;
+  k: { readonly key: string; readonly kv: readonly Stored[]; readonly kvh: readonly Stored[] },
+): KeyHistory {
+  const items = new Map<number, Packed>();
+  const damaged: string[] = [];
+  const foreign: string[] = [];
+  let state: KeyState = EMPTY_STATE;
+  let format1 = 0;
+  let writerTimes = false;
+  for (const m of k.kvh) {
+    const h = historyMessage(m.header);
+    if (h === undefined) {
+      foreign.push(
+        `the history stream holds a message at sequence ${m.seq} this library never writes`,
+      );
+      continue;
+    }
+    state = h.state;
+    if (h.kind !== "pack") continue;
+    writerTimes ||= h.format === 1;
     try {
-      for (const v of decodePack(m.data)) entry(k).items.set(v.rev, v);
+      for (const v of decodePack(m.data, h.format)) items.set(v.rev, v);
     } catch (e) {
-      entry(k).damaged.push(`the history record at sequence ${m.seq}: ${(e as Error).message}`);
+      damaged.push(`the history record at sequence ${m.seq}: ${(e as Error).message}`);
     }
   }
-  for (const m of live) {
-    const k = keyOf(t.subjectPrefix, m.subject);
-    if (k === undefined) continue;
-    const read = readRecord(m.headers);
-    entry(k).items.set(m.seq, {
-      rev: m.seq,
-      at: read.record?.at ?? isoOfNanos(nanosOf(m)),
-      record: read.record,
-      damaged: read.record === undefined ? read.damaged : undefined,
-      entry: isMarkerMessage(m.headers) ? new Uint8Array(0) : m.data,
-    });
+  for (const m of k.kv) items.set(m.seq, packedOf(m));
+  const sorted = [...items.values()].sort((a, b) => a.rev - b.rev);
+  for (const v of sorted) if (v.record?.format === 1) format1++;
+  return {
+    key: k.key,
+    name: t.namePrefix + k.key,
+    items: sorted,
+    state,
+    empty: k.kv.length === 0,
+    damaged,
+    foreign,
+    format1,
+    writerTimes,
+  };
+}
+
+/**
+ * One key's history, read message by message: the bucket's subject first, then the history
+ * subject (a version a mover takes from the first after it was read is in the second before it
+ * is purged). `undefined` when neither holds anything of the key.
+ */
+export async function keyHistory(t: HistoryTarget, key: string): Promise<KeyHistory | undefined> {
+  const kv = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
+    after: 0,
+  });
+  const kvh = await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key }, {
+    after: 0,
+  });
+  if (kv.length === 0 && kvh.length === 0) return undefined;
+  return assemble(t, { key, kv, kvh });
+}
+
+/**
+ * Every key's history: the last message of every subject of each stream, in one pass each, then
+ * what else each key holds. A key whose chain does not hold together is read again on its own
+ * (a move ran meanwhile), so what is reported is what the streams hold.
+ */
+export async function allHistories(t: HistoryTarget, d: Deadline): Promise<KeyHistory[]> {
+  const heads = await lastPerSubject(t, { stream: t.stream, prefix: t.subjectPrefix }, d);
+  const tips = await lastPerSubject(t, { stream: t.hstream, prefix: t.hsubjectPrefix }, d);
+  const keys = [...new Set([...heads.keys(), ...tips.keys()])].sort();
+  const out: KeyHistory[] = [];
+  for (let i = 0; i < keys.length && !d.cancelled; i += READS_IN_FLIGHT) {
+    out.push(
+      ...await Promise.all(
+        keys.slice(i, i + READS_IN_FLIGHT).map(async (key) => {
+          const h = await fill(t, { key, head: heads.get(key), tip: tips.get(key) });
+          if (verifyKey(h).length === 0) return h;
+          return (await keyHistory(t, key)) ?? h;
+        }),
+      ),
+    );
   }
-  const out = new Map<string, KeyHistory>();
-  for (const [k, h] of [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    out.set(k, {
-      key: k,
-      items: [...h.items.values()].sort((a, b) => a.rev - b.rev),
-      damaged: h.damaged,
-    });
+  if (d.cancelled) {
+    throw new Error("the history read was cut short by its deadline");
   }
   return out;
 }
 
+// One key's history from its last message in each stream, reading the rest only when there is
+// more than those.
+async function fill(
+  t: HistoryTarget,
+  k: { readonly key: string; readonly head: Stored | undefined; readonly tip: Stored | undefined },
+): Promise<KeyHistory> {
+  const { key, head, tip } = k;
+  const h = tip === undefined ? undefined : historyMessage(tip.header);
+  const state = h?.state ?? EMPTY_STATE;
+  // The last message is all there is: a pack that is the key's only one, or a record alone.
+  const alone = h !== undefined &&
+    ((h.kind === "cut" && state.packs === 0) || (h.kind === "pack" && state.packs === 1));
+  const kvh = tip === undefined
+    ? []
+    : alone
+    ? [tip]
+    : await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key }, { after: 0 });
+  const kv = head === undefined
+    ? []
+    : head.seq <= state.to
+    ? [head]
+    : await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
+      after: state.to,
+      until: head.seq,
+    });
+  return assemble(t, { key, kv, kvh });
+}
+
+// The last message of every subject under `prefix` in `stream`, by key (legal keys only).
+async function lastPerSubject(
+  t: HistoryTarget,
+  s: { readonly stream: string; readonly prefix: string },
+  d: Deadline,
+): Promise<Map<string, Stored>> {
+  const out = new Map<string, Stored>();
+  const { complete } = await readAll(t, {
+    stream: s.stream,
+    filter: `${s.prefix}>`,
+    d,
+    lastPerSubject: true,
+    headersOnly: false,
+    leave: true,
+  }, (m) => {
+    const key = keyOf(s.prefix, m.subject);
+    if (key === undefined) return;
+    const seen = out.get(key);
+    if (seen !== undefined && seen.seq > m.seq) return;
+    out.set(key, {
+      subject: m.subject,
+      seq: m.seq,
+      header: m.headers,
+      data: m.data,
+      at: isoOfNanos(nanosOf(m)),
+    });
+  });
+  if (!complete) throw new Error("the history read was cut short before it saw every key");
+  return out;
+}
+
 /**
- * The kept versions of one key's history, oldest first: at least the newest `versions`, and
- * every one younger than `days`. Messages without a record are no versions.
- *
- * @throws {CorruptError} when one of them is damaged (`agentmem check` names it).
+ * The versions of `h` the retention keeps, oldest first, as of `now`: its recorded versions above
+ * its retention record but the oldest ones `cutCount` lets go.
  */
-export function keptVersions(h: KeyHistory, retention: HistoryRetention): Packed[] {
-  const recorded: Packed[] = [];
-  for (const v of h.items) {
-    if (v.damaged !== undefined) throw damagedError(h.key, v.rev);
-    if (v.record !== undefined) recorded.push(v);
-  }
-  if (h.damaged.length > 0) throw damagedError(h.key, undefined);
-  const cutoff = Date.now() - retention.days * DAY_MS;
-  const from = recorded.length - retention.versions;
-  return recorded.filter((v, i) => i >= from || Date.parse(v.at) >= cutoff);
+export function keptVersions(
+  h: KeyHistory,
+  o: { readonly retention: HistoryTarget["retention"]; readonly now: number },
+): Packed[] {
+  const recorded = heldItems(h).filter((v) => v.record !== undefined && v.damaged === undefined);
+  const n = cutCount(o.retention, {
+    ats: recorded.map((v) => Date.parse(v.at)),
+    deleted: recorded.at(-1)?.record?.op === "delete",
+    now: o.now,
+  });
+  return recorded.slice(n);
 }
 
 /** The public view of a kept version. */
-export function versionOf(key: string, v: Packed): Version {
-  const description = v.record!.op === "delete" ? undefined : headerDescription(v.entry, key);
-  return toVersion(key, v.rev, v.record!, description);
+export function versionOf(h: KeyHistory, v: Packed): Version {
+  const description = v.record!.op === "delete" ? undefined : headerDescription(v.entry, h.key);
+  return toVersion({ key: h.key, revision: v.rev, at: v.at }, v.record!, description);
 }
 
-/** The entry version `revision` of `key` wrote. */
-export async function entryOf(
-  t: HistoryTarget,
-  key: string,
-  revision: number,
-  d: Deadline,
-): Promise<Entry> {
-  const h = (await histories(t, d, key)).get(key) ?? { key, items: [], damaged: [] };
-  const v = keptVersions(h, t.retention).find((v) => v.rev === revision);
-  if (v === undefined) {
+/** What a history read skipped: the damaged and foreign records of `h`. */
+export function skipped(h: KeyHistory): HistoryProblem[] {
+  return verifyKey(h).filter((p) => p.problem === "damaged" || p.problem === "foreign");
+}
+
+/** The entry version `revision` of `h` wrote. */
+export function entryOf(
+  h: KeyHistory | undefined,
+  o: { readonly key: string; readonly revision: number; readonly kept: readonly Packed[] },
+): Entry {
+  const v = o.kept.find((v) => v.rev === o.revision);
+  if (h === undefined || v === undefined) {
     throw new NotFoundError(
-      `${PREFIX} Cannot read version ${revision} of memory ${
-        quote(key)
+      `${PREFIX} Cannot read version ${o.revision} of memory ${
+        quote(o.key)
       }: it is not kept (never written, or pruned); history() lists the revisions there are`,
-      { key },
+      { key: o.key },
     );
   }
   if (v.record!.op === "delete") {
     throw new NotFoundError(
-      `${PREFIX} Cannot read version ${revision} of memory ${
-        quote(key)
+      `${PREFIX} Cannot read version ${o.revision} of memory ${
+        quote(o.key)
       }: it is a delete, which holds nothing; restore the version before it`,
-      { key },
+      { key: o.key },
     );
   }
-  return parseEntry(v.entry, key);
+  return parseEntry(v.entry, o.key);
 }
 
-/**
- * What is wrong in the keyspace's history: a version whose bytes do not match its hash
- * (`edited`), one that does not chain to the version before it (`missing`), a record that cannot
- * be read (`damaged`), and a memory whose newest message carries no record (`unrecorded`).
- *
- * A create that follows a delete chains to the key's newest version as the writer saw it just
- * before, which a delete racing it may have superseded: any earlier version of the key will do.
- */
-export function verify(all: Map<string, KeyHistory>): HistoryProblem[] {
+/** The evidence of every key: its chain, its retention record, and what is wrong in it. */
+export function evidenceOf(t: HistoryTarget, all: readonly KeyHistory[]): Evidence {
+  const keys: KeyEvidence[] = [];
   const problems: HistoryProblem[] = [];
-  for (const h of all.values()) {
-    const key = h.key;
-    for (const reason of h.damaged) problems.push({ key, problem: "damaged", reason });
-    const seen = new Set<string>();
-    let prev: Packed | undefined;
-    let gap = false;
-    for (const v of h.items) {
-      const revision = String(v.rev);
-      if (v.damaged !== undefined) {
-        problems.push({ key, revision, problem: "damaged", reason: `its record: ${v.damaged}` });
-        gap = true;
-        continue;
-      }
-      const r = v.record;
-      if (r === undefined) {
-        gap = true;
-        continue;
-      }
-      if (!hashMatches(key, r, v.entry)) {
-        problems.push({
-          key,
-          revision,
-          problem: "edited",
-          reason: "the version's bytes do not match its hash (edited by hand?)",
-        });
-      }
-      const chained = prev === undefined || gap || r.prev === prev.record!.hash ||
-        (r.op === "create" && (r.prev === GENESIS || seen.has(r.prev)));
-      if (!chained) {
-        problems.push({
-          key,
-          revision,
-          problem: "missing",
-          reason: `it does not chain to version ${
-            prev!.rev
-          } before it (a version between is missing or was replaced)`,
-        });
-      }
-      seen.add(r.hash);
-      prev = v;
-      gap = false;
+  let format1 = 0;
+  let writerTimes = false;
+  for (const h of all) {
+    const versions = new Map<string, string>();
+    let head: KeyEvidence["head"];
+    for (const v of heldItems(h)) {
+      if (v.record === undefined || v.damaged !== undefined) continue;
+      versions.set(String(v.rev), v.record.hash);
+      head = { revision: String(v.rev), hash: v.record.hash, op: v.record.op };
     }
-    // A key written only before history (or only with it off) has no versions to break.
-    const newest = h.items.at(-1);
-    const recorded = h.items.some((v) => v.record !== undefined);
-    if (
-      recorded && newest !== undefined && newest.record === undefined &&
-      newest.damaged === undefined
-    ) {
-      if (newest.entry.length > 0) {
-        problems.push({
-          key,
-          revision: String(newest.rev),
-          problem: "unrecorded",
-          reason:
-            "the memory holds an entry no version records (written with history off, or by hand)",
-        });
-      }
-    }
+    const cut = h.state.cut;
+    keys.push({
+      key: h.key,
+      name: h.name,
+      head,
+      versions,
+      cut: cut === undefined ? undefined : { revision: String(cut.rev), hash: cut.hash },
+    });
+    problems.push(...verifyKey(h));
+    format1 += h.format1;
+    writerTimes ||= h.writerTimes;
   }
-  return problems;
+  return { within: t.namePrefix, keys, problems, notes: notesOf({ format1, writerTimes }) };
 }
 
-// Every message of `stream` under `filter`, oldest first; a read cut short is an error.
-async function collect(
-  t: HistoryTarget,
-  stream: string,
-  filter: string,
-  d: Deadline,
-): Promise<Pulled[]> {
-  const out: Pulled[] = [];
-  const { complete } = await readAll(t, stream, filter, d, {
-    lastPerSubject: false,
-    headersOnly: false,
-    leave: true,
-  }, (m) => out.push(m));
-  if (!complete) {
-    throw new UnavailableError(
-      `${PREFIX} Cannot read the history: the read was cut short before it saw every version`,
+function notesOf(o: { readonly format1: number; readonly writerTimes: boolean }): string[] {
+  const notes: string[] = [];
+  if (o.format1 > 0) {
+    notes.push(
+      `${o.format1} version${
+        o.format1 === 1 ? " was" : "s were"
+      } written in chain format 1 (before this library version): their hashes and links are checked, but format 1 records no place in the chain, so a swap of two of them, or a cut of the oldest, cannot be told from what was written`,
     );
   }
-  return out;
+  if (o.writerTimes) {
+    notes.push(
+      "versions moved to the history stream before chain format 2 show their writer's clock, not the server's",
+    );
+  }
+  return notes;
 }
 
-function keyOf(subjectPrefix: string, subject: string): string | undefined {
-  if (!subject.startsWith(subjectPrefix)) return undefined;
+/** What `log` lists of `all`: every kept version, in stream order across keys. */
+export function logOf(
+  all: readonly KeyHistory[],
+  o: { readonly retention: HistoryTarget["retention"]; readonly now: number },
+): Listed<Version> {
+  const items: Version[] = [];
+  const problems: HistoryProblem[] = [];
+  for (const h of all) {
+    for (const v of keptVersions(h, o)) items.push(versionOf(h, v));
+    problems.push(...skipped(h));
+  }
+  items.sort((a, b) => Number(a.revision) - Number(b.revision));
+  return { items, problems };
+}
+
+function keyOf(prefix: string, subject: string): string | undefined {
+  if (!subject.startsWith(prefix)) return undefined;
   try {
-    return validateKey(subject.slice(subjectPrefix.length));
+    return validateKey(subject.slice(prefix.length));
   } catch {
     return undefined;
   }
-}
-
-function damagedError(key: string, revision: number | undefined): CorruptError {
-  return new CorruptError(
-    `${PREFIX} Cannot read the history of memory ${quote(key)}: ${
-      revision === undefined ? "one of its history records" : `the record of version ${revision}`
-    } is damaged; agentmem check names it`,
-    { key },
-  );
 }

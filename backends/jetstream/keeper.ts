@@ -1,158 +1,167 @@
-// The write side of a jetstream store's history: what each write chains to, the headers that make
-// the write its own version, and the moves that take old versions out of the listed subjects
-// (mover.ts). One per store handle.
-//
-// A handle remembers, per key, the versions it wrote and read that it knows to be consecutive on
-// the key's subject (a write expected the revision before it), so a move packs them as they are:
-// a pack and a purge, no reads. A key others wrote to meanwhile is read from the stream.
+// The history step with history on (step.ts): what each write chains to, the headers that make
+// it its own version, and the housekeeping that follows writes in the background: moving a key's
+// versions out every `MOVE_EVERY` places of its chain (a rule any handle applies alike), emptying
+// a deleted key's subject `EMPTY_AFTER_MS` after its move, retention, and expiring deleted keys.
 
-import type { MsgHdrs } from "@nats-io/nats-core";
-import type { Call } from "../../store/backend.ts";
-import { Deadline } from "./errors.ts";
-import { getMessage, type HistoryTarget, type Moved, movedOf, moveKey, prune } from "./mover.ts";
-import type { Packed } from "./pack.ts";
-import { type Link, newRecord, readRecord, setRecord, type VersionRecord } from "./provenance.ts";
+import { setTimeout } from "node:timers";
+import { getMessage, readSubject } from "./messages.ts";
+import { emptyKey, type HistoryTarget, mayPrune, movedOf, moveKey, prune } from "./mover.ts";
+import { type Link, linkOf, newRecord, readRecord, setRecord } from "./provenance.ts";
+import type { Chained, HistoryStep, Listed, Over, VersionInput, Written } from "./step.ts";
+import { sweep } from "./sweep.ts";
 import { isMarkerMessage } from "./scan.ts";
 
-/**
- * A live key's versions are moved out once this many have gathered on its subject: a move (one
- * pack, one purge) shared by this many updates costs an update about 1.15x (8: 1.3x), and a
- * listing of keys with up to this many versions each costs about what one of keys written once
- * does (0.8-1.1x, nats-server 2.9.10 and 2.10.27, 1,000 keys).
- */
+/** A key's versions move out of its subject at every this many places of its chain. */
 export const MOVE_EVERY = 16;
-// A key's history is pruned once every this many of its moves.
-const PRUNE_EVERY = 16;
+/**
+ * How long a deleted key's subject keeps its delete marker after the marker was moved: a create
+ * that read the history stream and found the subject empty within this long of each other chains
+ * to what the move wrote (docs/design/history.md, "Jetstream").
+ */
+export const EMPTY_AFTER_MS = 500;
 // How many keys a handle remembers.
 const REMEMBERED = 1024;
 // How many moves run at once in the background.
 const MOVES_IN_FLIGHT = 4;
-const EMPTY = new Uint8Array(0);
+// A handle sweeps for expired deleted keys at most this often (a sweep that stopped at its batch
+// goes on at once).
+const SWEEP_EVERY_MS = 10 * 60_000;
+// How many batches one sweep goes through at most (the next sweep goes on from there).
+const MAX_SWEEP_BATCHES = 100;
 
-/** What a handle remembers of a key. */
+/** What a handle remembers of a key: the newest revision it saw, and what it chains to. */
 interface Known {
-  /** The newest revision it saw (read or wrote), and that version's hash when it has a record. */
   readonly rev: number;
+  /** The version at `rev`, when it has a record; none: chain past it (`chainAfter`). */
   readonly link: Link | undefined;
-  /** Whether that revision is a delete marker. */
-  readonly marker: boolean;
-  /** Versions it holds, consecutive on the key's subject, ending at `rev`. */
-  readonly chain: Packed[];
-  /** The revision just before `chain`'s first, when known. */
-  readonly after: number | undefined;
-  /** Moves of the key this handle made. */
-  readonly moves: number;
+  /** Whether it is a memory (not a delete). */
+  readonly live: boolean;
 }
 
-/** The history side of one store handle's writes. */
-export class Keeper {
+/** The history step of one store handle. */
+export class Keeper implements HistoryStep {
+  readonly on = true;
+  readonly emptyLinkMs = EMPTY_AFTER_MS * 0.4;
   readonly target: HistoryTarget;
+  readonly #now: () => number;
   readonly #known = new Map<string, Known>();
-  readonly #moved = new Map<string, Moved>();
   readonly #moving = new Map<string, Promise<void>>();
   readonly #queued = new Set<string>();
+  readonly #emptying = new Map<string, Promise<void>>();
+  // Delete markers a listing met, and when (this process's monotonic clock) it first did.
+  readonly #markers = new Map<string, { readonly seq: number; readonly since: number }>();
+  #sweptAt = Number.NEGATIVE_INFINITY;
+  #sweeping: Promise<void> | undefined;
 
-  constructor(target: HistoryTarget) {
+  constructor(target: HistoryTarget, o: { readonly now: () => number }) {
     this.target = target;
+    this.#now = o.now;
   }
 
-  /** Remembers a version a read (or a look) saw: its revision, headers and value. */
-  saw(key: string, rev: number, header: MsgHdrs | undefined, data?: Uint8Array): void {
+  seenLive(key: string): boolean {
+    return this.#known.get(key)?.live ?? false;
+  }
+
+  async chainAfter(key: string, over: Over | undefined): Promise<Chained> {
+    if (over === undefined) {
+      return { after: (await movedOf(this.target, key)).state.tip, overMarker: false };
+    }
     const known = this.#known.get(key);
-    if (known?.rev === rev) return;
+    if (known?.rev === over.revision && known.link !== undefined) {
+      return { after: known.link, overMarker: !known.live };
+    }
+    let header = over.header;
+    if (header === undefined) {
+      const t = this.target;
+      const m = await getMessage(t, { stream: t.stream, seq: over.revision });
+      // Not the key's message: the write's revision check fails anyway.
+      if (m === null || m.subject !== t.subjectPrefix + key) {
+        return { after: undefined, overMarker: false };
+      }
+      header = m.header;
+    }
+    const overMarker = isMarkerMessage(header);
     const { record } = readRecord(header);
-    const marker = isMarkerMessage(header);
-    const chain = record === undefined || data === undefined ? [] : [
-      { rev, at: record.at, record, entry: marker ? EMPTY : data },
-    ];
-    this.#remember(key, {
-      rev,
-      link: record === undefined ? undefined : { hash: record.hash },
-      marker,
-      chain,
-      after: undefined,
-      moves: known?.moves ?? 0,
-    });
+    if (record !== undefined) return { after: linkOf(record), overMarker };
+    return { after: await this.#lastRecorded(key, over.revision), overMarker };
   }
 
-  /** Forgets what it knew of every key (the bucket was replaced). */
-  reset(): void {
-    this.#known.clear();
-    this.#moved.clear();
-  }
-
-  /**
-   * What a write over revision `rev` of `key` chains to (remembered, or read from the message),
-   * and whether that revision is a delete marker (the write then brings the key back).
-   * `undefined` when that message is not the key's (the write fails its revision check anyway).
-   */
-  async linkAt(
-    key: string,
-    rev: number,
-  ): Promise<{ link: Link | undefined; marker: boolean } | undefined> {
-    const known = this.#known.get(key);
-    if (known?.rev === rev) return { link: known.link, marker: known.marker };
-    const m = await getMessage(this.target, this.target.stream, { seq: rev });
-    if (m === null || m.subject !== this.target.subjectPrefix + key) return undefined;
-    this.saw(key, rev, m.header, m.data);
-    return { link: this.#known.get(key)?.link, marker: isMarkerMessage(m.header) };
-  }
-
-  /**
-   * What a create of a key that holds nothing on its subject chains to: the newest version its
-   * history stream holds (a deleted key's delete), or nothing for a key never written.
-   */
-  async linkForCreate(key: string): Promise<Link | undefined> {
+  // A write over a message without a readable record (a raw put or delete, a forged header)
+  // chains past it, to the newest version before it that has one.
+  async #lastRecorded(key: string, before: number): Promise<Link | undefined> {
     const moved = await movedOf(this.target, key);
-    this.#moved.set(key, moved);
-    return moved.last;
+    const t = this.target;
+    const messages = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
+      after: moved.state.to,
+      until: before - 1,
+    });
+    for (const m of messages.reverse()) {
+      const { record } = readRecord(m.header);
+      if (record !== undefined) return linkOf(record);
+    }
+    return moved.state.tip;
   }
 
-  /** The headers (and record) that make a write of `entry` a version chained to `link`. */
-  version(
-    key: string,
-    op: VersionRecord["op"],
-    call: Call,
-    link: Link | undefined,
-    entry: Uint8Array,
-  ): { headers: MsgHdrs; record: VersionRecord } {
-    const record = newRecord(key, op, call, link, entry);
-    const h = this.target.headers();
+  version(v: VersionInput, entry: Uint8Array): Written {
+    const t = this.target;
+    const record = newRecord({
+      name: t.namePrefix + v.key,
+      op: v.op,
+      call: v.call,
+      after: v.after,
+      now: this.#now(),
+    }, entry);
+    const h = t.headers();
     setRecord(h, record);
     return { headers: h, record };
   }
 
-  /**
-   * After a create or an update of `key` landed at `rev`, over `expected` (the revision it
-   * expected, 0 for nothing): remembers it, and once enough versions gathered on the key's subject
-   * (or it came back over a delete marker), moves them out in the background.
-   */
-  wrote(
-    key: string,
-    rev: number,
-    expected: number,
-    record: VersionRecord,
-    entry: Uint8Array,
-    overMarker: boolean,
-  ): void {
-    const known = this.#extend(key, rev, expected, record, entry);
-    if (overMarker || known.chain.length >= MOVE_EVERY) this.moveSoon(key);
+  wrote(key: string, w: { readonly revision: number; readonly v: Written }): void {
+    const r = w.v.record;
+    if (r === undefined) return;
+    this.#remember(key, { rev: w.revision, link: linkOf(r), live: true });
+    if ((r.seq ?? 0) % MOVE_EVERY === 0) this.moveSoon(key);
   }
 
-  /**
-   * After a delete of `key` landed at `marker` over `expected`: moves the key's versions out, the
-   * marker included, so the key's subject is empty again. The delete is done whatever this does;
-   * a move that fails is finished by the next listing that meets the marker.
-   */
-  async deleted(
-    key: string,
-    marker: number,
-    expected: number,
-    record: VersionRecord,
-    d: Deadline,
-  ): Promise<void> {
-    this.#extend(key, marker, expected, record, EMPTY);
-    await this.#move(key, d).catch(() => {});
+  deleted(key: string, w: { readonly marker: number; readonly v: Written }): void {
+    const r = w.v.record;
+    if (r === undefined) return;
+    this.#remember(key, { rev: w.marker, link: linkOf(r), live: false });
+    this.moveSoon(key);
+  }
+
+  saw(key: string, m: Over): void {
+    if (this.#known.get(key)?.rev === m.revision) return;
+    const { record } = readRecord(m.header);
+    this.#remember(key, {
+      rev: m.revision,
+      link: record === undefined ? undefined : linkOf(record),
+      live: !isMarkerMessage(m.header),
+    });
+  }
+
+  /** A delete marker on a key's subject is a delete whose move or emptying was cut short. */
+  listed(found: Listed): Promise<void> {
+    const now = performance.now();
+    for (const m of found.markers) {
+      if (this.#emptying.has(m.key) || this.#moving.has(m.key)) continue;
+      const seen = this.#markers.get(m.key);
+      if (seen?.seq !== m.seq) {
+        this.#markers.set(m.key, { seq: m.seq, since: now });
+        if (this.#markers.size > REMEMBERED) {
+          this.#markers.delete(this.#markers.keys().next().value as string);
+        }
+      } else if (now - seen.since > 2 * EMPTY_AFTER_MS) {
+        this.#markers.delete(m.key);
+        this.moveSoon(m.key);
+      }
+    }
+    return Promise.resolve();
+  }
+
+  reset(): void {
+    this.#known.clear();
+    this.#markers.clear();
   }
 
   /** Moves `key`'s versions in the background, one move per key at a time. */
@@ -161,16 +170,9 @@ export class Keeper {
       this.#queued.add(key);
       return;
     }
-    const run = (async () => {
-      const d = new Deadline(this.target.timeout);
-      try {
-        await this.#move(key, d);
-      } catch {
-        // Housekeeping: the versions stay where they are, as readable, until the next move.
-      } finally {
-        d.cancel();
-      }
-    })();
+    const run = this.#move(key).catch(() => {
+      // Housekeeping: the versions stay where they are, as readable, until the next move.
+    });
     this.#moving.set(key, run);
     run.finally(() => {
       this.#moving.delete(key);
@@ -182,10 +184,13 @@ export class Keeper {
     });
   }
 
-  /** Waits until no move runs in the background (for tests and the benchmark). */
+  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
   async settled(): Promise<void> {
-    while (this.#moving.size > 0 || this.#queued.size > 0) {
-      await Promise.all(this.#moving.values());
+    while (
+      this.#moving.size > 0 || this.#queued.size > 0 || this.#emptying.size > 0 ||
+      this.#sweeping !== undefined
+    ) {
+      await Promise.all([...this.#moving.values(), ...this.#emptying.values(), this.#sweeping]);
       if (this.#moving.size === 0 && this.#queued.size > 0) {
         const next = this.#queued.values().next().value as string;
         this.#queued.delete(next);
@@ -194,60 +199,48 @@ export class Keeper {
     }
   }
 
-  // Adds a version this handle wrote over `expected` to what it knows of the key.
-  #extend(
-    key: string,
-    rev: number,
-    expected: number,
-    record: VersionRecord,
-    entry: Uint8Array,
-  ): Known {
-    const before = this.#known.get(key);
-    const version: Packed = { rev, at: record.at, record, entry };
-    const follows = before !== undefined && before.rev === expected;
-    const known: Known = {
-      rev,
-      link: { hash: record.hash },
-      marker: record.op === "delete",
-      chain: follows ? [...before.chain, version] : [version],
-      after: follows ? before.after : expected,
-      moves: before?.moves ?? 0,
-    };
-    this.#remember(key, known);
-    return known;
+  async #move(key: string): Promise<void> {
+    const { moved, head } = await moveKey(this.target, key);
+    if (head === undefined) return;
+    // The server's time of the key's newest message: retention goes by the server's clock.
+    const now = Date.parse(head.at);
+    if (head.marker) this.#emptySoon(key, head.rev);
+    if (mayPrune(this.target.retention, moved.state, now)) await prune(this.target, { key, now });
+    if (head.marker) this.#sweepSoon(now);
   }
 
-  async #move(key: string, d: Deadline): Promise<void> {
-    const known = this.#known.get(key);
-    const chain = known === undefined ? undefined : { after: known.after, versions: known.chain };
-    const moved = await moveKey(this.target, key, d, {
-      moved: this.#moved.get(key),
-      chain,
-    });
-    this.#moved.set(key, moved);
-    const now = this.#known.get(key);
-    if (now === undefined) return;
-    // What was moved is no longer held; what was written meanwhile stays.
-    const rest = now.chain.filter((v) => v.rev > moved.to);
-    const moves = now.moves + 1;
-    this.#remember(key, {
-      ...now,
-      chain: rest,
-      after: rest.length === now.chain.length ? now.after : moved.to,
-      moves,
-    });
-    // A deleted key is pruned as it goes when it had versions moved before (it may have more
-    // than the retention keeps); otherwise every PRUNE_EVERY moves.
-    if (moves % PRUNE_EVERY === 0 || (now.marker && moves > 1)) await prune(this.target, key, d);
+  #emptySoon(key: string, marker: number): void {
+    if (this.#emptying.has(key)) return;
+    const run = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        emptyKey(this.target, { key, marker }).catch(() => {}).finally(resolve);
+      }, EMPTY_AFTER_MS);
+      timer.unref();
+    }).finally(() => this.#emptying.delete(key));
+    this.#emptying.set(key, run);
+  }
+
+  #sweepSoon(now: number): void {
+    const at = performance.now();
+    if (this.#sweeping !== undefined || at - this.#sweptAt < SWEEP_EVERY_MS) return;
+    if (this.target.retention.days === 0) return;
+    this.#sweptAt = at;
+    this.#sweeping = (async () => {
+      try {
+        for (let batch = 0; batch < MAX_SWEEP_BATCHES && await sweep(this.target, now); batch++);
+      } catch {
+        // Expiry resumes at the next sweep, from the same place.
+      } finally {
+        this.#sweeping = undefined;
+      }
+    })();
   }
 
   #remember(key: string, known: Known): void {
     this.#known.delete(key);
     this.#known.set(key, known);
     if (this.#known.size > REMEMBERED) {
-      const oldest = this.#known.keys().next().value as string;
-      this.#known.delete(oldest);
-      this.#moved.delete(oldest);
+      this.#known.delete(this.#known.keys().next().value as string);
     }
   }
 }

@@ -31,17 +31,17 @@ export class MarkerPurger {
    */
   async purgeOld(markers: readonly OldMarker[], d: Deadline): Promise<void> {
     for (let i = 0; i < markers.length && this.#purge && !d.cancelled; i += 16) {
-      await Promise.all(markers.slice(i, i + 16).map((m) => this.#purgeMarker(m.subject, m.seq)));
+      await Promise.all(markers.slice(i, i + 16).map((m) => this.#purgeMarker(m)));
     }
   }
 
   // Removes a delete marker (and anything older under its subject; a write made after it has a
   // higher sequence and stays). The delete already happened: a purge that fails leaves the
   // marker, which every call treats as absent.
-  async #purgeMarker(subject: string, marker: number): Promise<void> {
+  async #purgeMarker(m: OldMarker): Promise<void> {
     if (!this.#purge) return;
     try {
-      await purgeMarker(this.#t, subject, marker);
+      await purgeMarker(this.#t, m);
     } catch (e) {
       // Refused for good (no permission, or the stream denies purges): fall back to markers,
       // and say so once. A timeout or a lost connection just leaves this one marker.

@@ -1,40 +1,35 @@
-// Moving a key's versions out of the bucket's stream into its history stream, so listing never
-// pays for them (nats-server 2.10 makes a last-per-subject consumer visit every message block
-// that holds the prefix's subjects: 20 versions per key cost a listing 1.4 to 2 times, and the
-// markers of deleted keys are delivered one by one).
-//
-// Every write is one message on the key's subject, so a version exists exactly when its write
-// does. Later, a mover copies the key's versions, oldest first, into packs on the key's history
-// subject (`$KVH.<bucket>.<prefix>.<key>`, stream `KVH_<bucket>`), each pack expecting the last
-// one (so two movers never copy the same version twice), and then purges what it copied from the
-// key's subject: every version below the newest of a live key; everything, the delete marker
-// included, of a deleted key. A crash at any point leaves each version in one place or both
-// (readers take the union, by revision), and the key's newest message where it was.
-//
-// A purge is durable across a server crash only when the stream keeps a message older than
-// everything it removes: nats-server 2.10.27 writes no tombstone for messages at the head of the
-// stream, so after a SIGKILL they came back (10 of 10 trials, in which the deleted key came back
-// with its oldest value). `agentmem bucket init` writes an anchor first into a new bucket, and
-// nothing removes it; a key's subject is emptied only when a message older than all of it stays
-// (the anchor, or the stream's first message when it is older). A stream that keeps one message
-// per key (history off) loses messages through its limit, which writes no tombstone either: that
-// is why such a bucket keeps its delete markers 30 minutes (see `MARKERS` in scan.ts).
+// Moving a key's versions from its subject in the bucket's stream into packs on its subject in
+// the history stream, so listing never meets them; emptying a deleted key's subject; and cutting
+// by retention, which leaves a record of where it cut. A pack is published before anything it
+// holds is purged, so every version is always in one place or both (docs/design/history.md,
+// "Jetstream").
 
 import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
-import type { JetStreamClient, JetStreamManager, StoredMsg } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { HistoryRetention } from "../../store/types.ts";
+import { cutCount } from "../../store/retention.ts";
 import { isWrongLastSequence } from "./errors.ts";
-import { encodePack, MAX_PACK_BYTES, type Packed, packInfo } from "./pack.ts";
-import { isoOfTimestamp, type Link, readRecord } from "./provenance.ts";
-import { isMarkerMessage, readAll } from "./scan.ts";
-import type { Deadline } from "./errors.ts";
+import { getMessage, type MessageSource, readSubject, type Stored } from "./messages.ts";
+import {
+  type CutRecord,
+  decodePack,
+  EMPTY_STATE,
+  encodeCut,
+  encodePack,
+  historyMessage,
+  type KeyState,
+  MAX_PACK_BYTES,
+  type Packed,
+} from "./pack.ts";
+import { readRecord } from "./provenance.ts";
+import { isMarkerMessage } from "./scan.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-// How many times a mover starts over when another mover wrote a pack first.
+// How many times a mover starts over when another mover wrote to the history subject first.
 const MAX_MOVE_ATTEMPTS = 4;
 
 /** Where a keyspace's history is. */
-export interface HistoryTarget {
+export interface HistoryTarget extends MessageSource {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
@@ -47,155 +42,93 @@ export interface HistoryTarget {
   readonly subjectPrefix: string;
   /** The same in the history stream (`$KVH.<bucket>.<prefix>.`). */
   readonly hsubjectPrefix: string;
+  /** What precedes a key in a chain name (`<prefix>.`, or nothing). */
+  readonly namePrefix: string;
   /** The anchor's sequence, when the bucket has one. */
   readonly anchor: number | undefined;
   readonly retention: HistoryRetention;
   /** `headers()` from the NATS client modules the opener loaded (see write.ts). */
   readonly headers: () => MsgHdrs;
+  /** Whether a purge may move a consumer past what it has not delivered (see pull.ts). */
+  readonly purgesSkip: boolean;
 }
 
-/** What the history stream holds of a key. */
+/** What the history stream holds of a key: its last message's sequence (0: none) and state. */
 export interface Moved {
-  /** The history stream sequence of its last pack (0: none). */
   readonly seq: number;
-  /** The newest revision moved (0: none). */
-  readonly to: number;
-  /** Where the key's next version chains to, as the last pack says. */
-  readonly last: Link | undefined;
+  readonly state: KeyState;
 }
 
-// No pack yet.
-const NOTHING_MOVED: Moved = Object.freeze({ seq: 0, to: 0, last: undefined });
+const NOTHING_MOVED: Moved = Object.freeze({ seq: 0, state: EMPTY_STATE });
 
-/**
- * A stored message, read from the stream's leader (the stream API, not a direct get, which a
- * replica may answer from behind the leader: a read must see every acknowledged write).
- */
-export async function getMessage(
-  t: Pick<HistoryTarget, "jsm">,
-  stream: string,
-  query: { seq: number } | { last_by_subj: string } | { seq: number; next_by_subj: string },
-): Promise<StoredMsg | null> {
-  return await t.jsm.streams.getMessage(stream, query);
-}
-
-/** What the history stream holds of `key`: its last pack. */
+/** What the history stream holds of `key`, from its last message there. */
 export async function movedOf(t: HistoryTarget, key: string): Promise<Moved> {
-  const m = await getMessage(t, t.hstream, { last_by_subj: t.hsubjectPrefix + key });
+  const m = await getMessage(t, { stream: t.hstream, last_by_subj: t.hsubjectPrefix + key });
   if (m === null) return NOTHING_MOVED;
-  const info = packInfo(m.header);
-  // Something that is no pack (planted by hand) moves nothing; the next pack goes after it.
-  return info === undefined
-    ? { seq: m.seq, to: 0, last: undefined }
-    : { seq: m.seq, to: info.to, last: info.last };
+  // Something this library never wrote (planted by hand) says nothing; the next pack follows it.
+  return { seq: m.seq, state: historyMessage(m.header)?.state ?? EMPTY_STATE };
 }
 
-/**
- * One version as the bucket's stream holds it, ready to pack: its time is its record's (the
- * writer's clock, which the chain hash covers), or for a message without a record the server's.
- */
-export function packedOf(m: Pick<StoredMsg, "seq" | "timestamp" | "header" | "data">): Packed {
+/** One version as the bucket's stream holds it, ready to pack, with the server's time. */
+export function packedOf(m: Stored): Packed {
   const read = readRecord(m.header);
+  const marker = isMarkerMessage(m.header);
   return {
     rev: m.seq,
-    at: read.record?.at ?? isoOfTimestamp(m.timestamp),
+    at: m.at,
+    serverTime: true,
     record: read.record,
-    damaged: read.record === undefined ? read.damaged : undefined,
-    entry: isMarkerMessage(m.header) ? new Uint8Array(0) : m.data,
+    damaged: read.damaged,
+    entry: marker ? new Uint8Array(0) : m.data,
+    marker,
   };
 }
 
-/**
- * Versions of one key a handle knows to be consecutive on the key's subject, oldest first: what it
- * wrote (each write expected the revision before it) and read. `after` is the revision just
- * before the first of them, when known.
- */
-export interface Chain {
-  readonly after: number | undefined;
-  readonly versions: readonly Packed[];
+/** What a move found and did. */
+export interface MoveResult {
+  /** The history stream's state of the key after the move. */
+  readonly moved: Moved;
+  /** The key's newest message, as the move found it; none when its subject was empty. */
+  readonly head: Packed | undefined;
 }
 
 /**
- * Moves `key`'s versions into the history stream and purges them from the bucket's stream (see
- * the top of this file), up to its newest version the caller knows of (`chain`'s last), or its
- * newest message. Versions the caller holds (`chain`) are packed as they are; the others are read.
- *
- * @returns What the history stream holds of the key now.
+ * Moves every version of `key` not yet in the history stream there, in packs, then (a live key)
+ * purges what the packs hold from its subject but its newest message. A deleted key's subject is
+ * emptied later (`emptyKey`), by the caller.
  */
-export async function moveKey(
-  t: HistoryTarget,
-  key: string,
-  d: Deadline,
-  known: { moved?: Moved | undefined; chain?: Chain | undefined } = {},
-): Promise<Moved> {
+export async function moveKey(t: HistoryTarget, key: string): Promise<MoveResult> {
   const subject = t.subjectPrefix + key;
-  const last = known.chain?.versions.at(-1);
-  const head: { seq: number; marker: boolean } | undefined = last !== undefined
-    ? { seq: last.rev, marker: last.record?.op === "delete" }
-    : await getMessage(t, t.stream, { last_by_subj: subject }).then((m) =>
-      m === null ? undefined : { seq: m.seq, marker: isMarkerMessage(m.header) }
-    );
-  let moved = known.moved ?? await movedOf(t, key);
-  if (head === undefined) return moved;
-  for (let attempt = 1; head.seq > moved.to; attempt++) {
-    const unmoved = fromChain(known.chain, moved.to) ??
-      await readUnmoved(t, subject, { after: moved.to, head: head.seq }, d);
-    if (d.cancelled) return moved;
+  const last = await getMessage(t, { stream: t.stream, last_by_subj: subject });
+  let moved = await movedOf(t, key);
+  if (last === null) return { moved, head: undefined };
+  const head = packedOf(last);
+  for (let attempt = 1; head.rev > moved.state.to; attempt++) {
+    const unmoved = (await readSubject(t, { stream: t.stream, subject }, {
+      after: moved.state.to,
+      until: head.rev,
+    })).map(packedOf);
     try {
-      moved = await publishPacks(t, key, unmoved, moved);
+      moved = await publishPacks(t, key, { versions: unmoved, moved });
       break;
     } catch (e) {
       if (!isWrongLastSequence(e) || attempt >= MAX_MOVE_ATTEMPTS) throw e;
-      // Another mover wrote a pack first: see what it moved.
-      moved = await movedOf(t, key);
+      moved = await movedOf(t, key); // another mover wrote first: see what it moved
     }
   }
-  if (d.cancelled) return moved;
-  if (head.marker) {
-    if (await mayEmpty(t, subject)) {
-      await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.seq + 1 });
-    }
-  } else {
-    await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.seq });
-  }
-  return moved;
-}
-
-// The versions after `movedTo` from what the caller holds, when it holds all of them.
-function fromChain(chain: Chain | undefined, movedTo: number): Packed[] | undefined {
-  if (chain === undefined || chain.versions.length === 0) return undefined;
-  const at = chain.versions.findIndex((v) => v.rev === movedTo);
-  if (at >= 0) return chain.versions.slice(at + 1);
-  return chain.after === movedTo ? [...chain.versions] : undefined;
-}
-
-// Every message of the key after `range.after` up to `range.head`, from the bucket's stream.
-async function readUnmoved(
-  t: HistoryTarget,
-  subject: string,
-  range: { readonly after: number; readonly head: number },
-  d: Deadline,
-): Promise<Packed[]> {
-  const { after, head } = range;
-  const unmoved: Packed[] = [];
-  for (let seq = after + 1; seq <= head && !d.cancelled;) {
-    const m = await getMessage(t, t.stream, { seq, next_by_subj: subject });
-    if (m === null || m.seq > head) break;
-    unmoved.push(packedOf(m));
-    seq = m.seq + 1;
-  }
-  return unmoved;
+  if (!head.marker) await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.rev });
+  return { moved, head };
 }
 
 // Writes `versions` (oldest first) as packs after `moved`, each expecting the one before.
 async function publishPacks(
   t: HistoryTarget,
   key: string,
-  versions: readonly Packed[],
-  moved: Moved,
+  p: { readonly versions: readonly Packed[]; readonly moved: Moved },
 ): Promise<Moved> {
   const subject = t.hsubjectPrefix + key;
-  let { seq, to, last } = moved;
+  let { seq, state } = p.moved;
+  const { versions } = p;
   for (let i = 0; i < versions.length;) {
     const batch: Packed[] = [];
     let bytes = 0;
@@ -205,30 +138,41 @@ async function publishPacks(
       bytes += size(versions[i]!);
       batch.push(versions[i++]!);
     }
-    const pack = encodePack(batch, t.headers);
+    const pack = encodePack(batch, { before: state, headers: t.headers });
     const ack = await t.js.publish(subject, pack.data, {
       headers: pack.headers,
       expect: { lastSubjectSequence: seq },
     });
-    seq = ack.seq;
-    to = batch.at(-1)!.rev;
-    const info = packInfo(pack.headers);
-    last = info?.last ?? last;
+    [seq, state] = [ack.seq, pack.state];
   }
-  return { seq, to, last };
+  return { seq, state };
 }
 
 function size(v: Packed): number {
   return v.entry.length + 1024;
 }
 
-// Whether `subject` may be purged to nothing durably: a message older than all of it stays in
-// the stream (the anchor, or the stream's first message).
+/**
+ * Empties a deleted key's subject up to its delete marker at `marker` (a create after it stays),
+ * once the marker is in the history stream, when that purge is durable: a message older than
+ * all of it stays in the stream (the anchor, or the stream's first message).
+ */
+export async function emptyKey(
+  t: HistoryTarget,
+  m: { readonly key: string; readonly marker: number },
+): Promise<void> {
+  const { key, marker } = m;
+  const subject = t.subjectPrefix + key;
+  if ((await movedOf(t, key)).state.to < marker) return;
+  if (!(await mayEmpty(t, subject))) return;
+  await t.jsm.streams.purge(t.stream, { filter: subject, seq: marker + 1 });
+}
+
 async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {
   // A bucket made by `bucket init` has its anchor first: every key's messages come after it.
   if (t.anchor === 1) return true;
   const [first, info] = await Promise.all([
-    getMessage(t, t.stream, { seq: 1, next_by_subj: subject }),
+    getMessage(t, { stream: t.stream, seq: 1, next_by_subj: subject }),
     t.jsm.streams.info(t.stream),
   ]);
   if (first === null) return true;
@@ -237,37 +181,84 @@ async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {
 }
 
 /**
- * Removes packs the retention no longer keeps: those whose versions are all older than the newest
- * `versions` of the key and than `days`. Whole packs only, so a few more versions than the
- * retention asks for may stay (readers hide them); the last pack always stays.
+ * Whether `state` may hold versions the retention lets go as of `now` (the server's time, in
+ * milliseconds), without reading a pack: more recorded versions than it keeps, the oldest pack
+ * older than `days`.
  */
-export async function prune(t: HistoryTarget, key: string, d: Deadline): Promise<void> {
-  const { versions, days } = t.retention;
-  const cutoff = Date.now() - days * DAY_MS;
+export function mayPrune(r: HistoryRetention, state: KeyState, now: number): boolean {
+  if (state.held >= 0 && state.held <= r.versions) return false;
+  if (r.days === 0 || state.oldestAt === undefined) return true;
+  return Date.parse(state.oldestAt) < now - r.days * DAY_MS;
+}
+
+/**
+ * Cuts the packs of `key` the retention no longer keeps (whole packs, oldest first), as of `now`
+ * (the server's time), leaving a retention record of the newest version cut. A key deleted more
+ * than `days` ago expires whole, leaving the record alone.
+ */
+export async function prune(
+  t: HistoryTarget,
+  k: { readonly key: string; readonly now: number },
+): Promise<Moved | undefined> {
+  const { key, now } = k;
   const subject = t.hsubjectPrefix + key;
-  const packs: { seq: number; count: number; lastAt: number }[] = [];
-  const { complete } = await readAll(t, t.hstream, subject, d, {
-    lastPerSubject: false,
-    headersOnly: true,
-  }, (m) => {
-    const info = packInfo(m.headers);
-    // Something that is no pack is kept, and so is everything after it.
-    packs.push({
-      seq: m.seq,
-      count: info?.count ?? versions,
-      lastAt: info === undefined ? Number.POSITIVE_INFINITY : Date.parse(info.lastAt),
-    });
-  });
-  if (!complete || packs.length < 2) return;
-  // From the newest back: the packs holding the newest `versions` versions, or young ones.
-  let newer = 0;
-  let keepFrom = packs.length - 1;
-  for (let i = packs.length - 1; i >= 0; i--) {
-    const p = packs[i]!;
-    if (newer < versions || !(p.lastAt < cutoff)) keepFrom = i;
-    else break;
-    newer += p.count;
+  const all = await readSubject(t, { stream: t.hstream, subject }, { after: 0 });
+  const lastMessage = all.at(-1);
+  const last = lastMessage === undefined ? undefined : historyMessage(lastMessage.header);
+  if (lastMessage === undefined || last === undefined) return undefined;
+  const packs: { seq: number; versions: Packed[] }[] = [];
+  for (const m of all) {
+    const h = historyMessage(m.header);
+    if (h?.kind !== "pack") continue;
+    try {
+      packs.push({ seq: m.seq, versions: decodePack(m.data, h.format) });
+    } catch {
+      return undefined; // damaged: left for check to report
+    }
   }
-  if (keepFrom === 0) return;
-  await t.jsm.streams.purge(t.hstream, { filter: subject, seq: packs[keepFrom]!.seq });
+  const recorded = packs.flatMap((p) => p.versions.filter((v) => v.record !== undefined));
+  const n = cutCount(t.retention, {
+    ats: recorded.map((v) => Date.parse(v.at)),
+    deleted: last.state.tip?.op === "delete",
+    now,
+  });
+  // Whole packs whose recorded versions are all among the first `n`.
+  let keep = 0;
+  let gone = 0;
+  for (; keep < packs.length; keep++) {
+    const count = packs[keep]!.versions.filter((v) => v.record !== undefined).length;
+    if (gone + count > n) break;
+    gone += count;
+  }
+  const cutVersion = packs.slice(0, keep).flatMap((p) => p.versions)
+    .findLast((v) => v.record !== undefined);
+  if (keep === 0 || cutVersion === undefined) return undefined;
+  const cut: CutRecord = {
+    rev: cutVersion.rev,
+    seq: cutVersion.record!.seq ?? 0,
+    hash: cutVersion.record!.hash,
+  };
+  const whole = keep === packs.length && last.state.tip?.op === "delete";
+  const record = encodeCut(cut, {
+    before: last.state,
+    whole,
+    left: {
+      held: recorded.length - gone,
+      packs: packs.length - keep,
+      oldestAt: packs[keep]?.versions.at(-1)?.at,
+    },
+    headers: t.headers,
+  });
+  let ack: { seq: number };
+  try {
+    ack = await t.js.publish(subject, undefined, {
+      headers: record.headers,
+      expect: { lastSubjectSequence: lastMessage.seq },
+    });
+  } catch (e) {
+    if (isWrongLastSequence(e)) return undefined; // a mover wrote meanwhile: the next prune cuts
+    throw e;
+  }
+  await t.jsm.streams.purge(t.hstream, { filter: subject, seq: packs[keep]?.seq ?? ack.seq });
+  return { seq: ack.seq, state: record.state };
 }

@@ -1,11 +1,8 @@
-// What a version of a jetstream memory carries besides its entry: NATS headers with its
-// operation, the writer's clock, run, actor, path, tool call and taint, and its link in the chain
-// (the previous version's hash and its own). The value
-// is the entry's bytes as every backend writes them, so entries move between backends unchanged.
-//
-// A version's time (`Version.at`) is its writer's clock (`Agentmem-At`), as with the file backend:
-// the hash covers it (it is made before the server stamps the message, and the server's stamp is
-// covered by nothing), and a version keeps it when it is moved to the history stream.
+// What a version of a jetstream memory carries besides its entry: NATS headers with the chain
+// format, its place in the key's chain, its operation, the writer's clock, run, actor, path, tool
+// call and taint, and its link (the previous version's hash and its own). The value is the entry's
+// bytes as every backend writes them. Format 2 covers the bucket key (`<prefix>.<key>`), so every
+// handle verifies a version alike whatever its prefix (docs/design/history.md).
 
 import type { MsgHdrs } from "@nats-io/nats-core";
 import {
@@ -20,6 +17,8 @@ import type { Call } from "../../store/backend.ts";
 
 /** The header names. */
 export const H = {
+  format: "Agentmem-Format",
+  seq: "Agentmem-Seq",
   op: "Agentmem-Op",
   at: "Agentmem-At",
   run: "Agentmem-Run",
@@ -37,6 +36,8 @@ export const H = {
  * numbers. The server counts headers against the bucket's max value size.
  */
 export const VERSION_HEADER_BYTES = [
+  [H.format, 1],
+  [H.seq, 16],
   [H.op, 6],
   [H.at, 24],
   [H.run, 128],
@@ -48,45 +49,74 @@ export const VERSION_HEADER_BYTES = [
   [H.hash, 64],
 ].reduce((sum, [name, value]) => sum + String(name).length + 2 + Number(value) + 2, 0);
 
+/** What format 1 took (no format or sequence header): the least a bucket made before took. */
+export const VERSION_HEADER_BYTES_FORMAT_1 = VERSION_HEADER_BYTES -
+  (H.format.length + 2 + 1 + 2) - (H.seq.length + 2 + 16 + 2);
+
 /**
  * One version's record, as its headers hold it: what the chain hash covers (its `at` the writer's
- * clock when it wrote), the previous version's hash (or GENESIS) and its own.
+ * clock), the previous version's hash (or GENESIS) and its own. Format 1 has no `seq`.
  */
 export interface VersionRecord extends Omit<ChainFields, "key"> {
+  readonly format: 1 | 2;
   readonly prev: string;
-  /** chainHash(prev, fields, entry bytes). */
   readonly hash: string;
 }
 
-/** Where a new version chains to: the version before it (none: the key's first). */
+/**
+ * Where a new version chains to: the version before it, its hash and its place (0 when that
+ * version is of format 1, which has none: the new version is then the first of format 2).
+ */
 export interface Link {
   readonly hash: string;
+  readonly seq: number;
 }
 
-/** The record of a new version writing `entry` (empty for a delete) after `before`. */
-export function newRecord(
-  key: string,
-  op: VersionRecord["op"],
-  call: Call,
-  before: Link | undefined,
-  entry: Uint8Array,
-): VersionRecord {
-  const scope = call.scope;
+/** The link a record leaves for the version after it. */
+export function linkOf(r: VersionRecord): Link {
+  return { hash: r.hash, seq: r.seq ?? 0 };
+}
+
+/** What a new version is: its chain name (the bucket key), what it does, and what it follows. */
+export interface NewVersion {
+  /** The bucket key, `<prefix>.<key>` (or the key with prefix ""). */
+  readonly name: string;
+  readonly op: VersionRecord["op"];
+  readonly call: Call;
+  /** The version it follows; none for a key's first version ever. */
+  readonly after: Link | undefined;
+  /** The writer's clock, in milliseconds since the epoch. */
+  readonly now: number;
+}
+
+/** The record of a new version (format 2) writing `entry` (empty for a delete). */
+export function newRecord(v: NewVersion, entry: Uint8Array): VersionRecord {
+  const scope = v.call.scope;
   const fields = {
-    op,
-    at: new Date().toISOString(),
+    seq: (v.after?.seq ?? 0) + 1,
+    op: v.op,
+    at: new Date(v.now).toISOString(),
     run: scope?.run,
     actor: scope?.actor,
-    via: call.via,
-    callId: call.callId,
+    via: v.call.via,
+    callId: v.call.callId,
     tainted: scope?.tainted ?? false,
   };
-  const prev = before?.hash ?? GENESIS;
-  return { ...fields, prev, hash: chainHash(prev, { ...fields, key }, entry, 1) };
+  const prev = v.after?.hash ?? GENESIS;
+  return {
+    format: 2,
+    ...fields,
+    prev,
+    hash: chainHash(prev, { ...fields, key: v.name }, entry, 2),
+  };
 }
 
 /** Writes `r` into `h`. */
 export function setRecord(h: Pick<MsgHdrs, "set">, r: VersionRecord): void {
+  if (r.format === 2) {
+    h.set(H.format, "2");
+    h.set(H.seq, String(r.seq));
+  }
   h.set(H.op, r.op);
   h.set(H.at, r.at);
   if (r.run !== undefined) h.set(H.run, r.run);
@@ -100,14 +130,16 @@ export function setRecord(h: Pick<MsgHdrs, "set">, r: VersionRecord): void {
 
 /** A record read back: the record, none (a message written without history), or damage. */
 export type ReadRecord =
-  | { readonly record: VersionRecord }
-  | { readonly record: undefined; readonly damaged?: string };
+  | { readonly record: VersionRecord; readonly damaged?: undefined }
+  | { readonly record: undefined; readonly damaged?: string | undefined };
 
 /** What a record is read from: a message's headers, or a packed version's (see pack.ts). */
 export interface HeaderSource {
   has(name: string): boolean;
   get(name: string): string;
 }
+
+const SEQ = /^[1-9][0-9]{0,15}$/;
 
 /** The record in `h`, checked field by field. */
 export function readRecord(h: HeaderSource | undefined): ReadRecord {
@@ -116,8 +148,12 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
     return h.get(name);
   };
   const op = get(H.op);
-  if (op === undefined) return { record: undefined };
+  const format = get(H.format);
+  if (op === undefined && format === undefined) return { record: undefined };
   const bad = (field: string) => ({ record: undefined, damaged: `its "${field}" header is bad` });
+  if (format !== undefined && format !== "2") return bad(H.format);
+  const seqText = get(H.seq);
+  if (format === "2" && (seqText === undefined || !SEQ.test(seqText))) return bad(H.seq);
   const [at, run, actor, via, callId] = [H.at, H.run, H.actor, H.via, H.call].map(get);
   const field = badChainField({ op, at, run, actor, via, callId });
   if (field !== undefined) return bad(field === "callId" ? H.call : H[field]);
@@ -129,6 +165,8 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   if (!isChainHash(hash)) return bad(H.hash);
   return {
     record: {
+      format: format === "2" ? 2 : 1,
+      seq: format === "2" ? Number(seqText) : undefined,
       op: op as VersionRecord["op"],
       at: at as string, // checked by badChainField, as via is
       run,
@@ -142,23 +180,29 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
   };
 }
 
-/** Whether a record's hash matches its fields and the entry it holds. */
-export function hashMatches(key: string, r: VersionRecord, entry: Uint8Array): boolean {
-  return chainHash(r.prev, { ...r, key }, entry, 1) === r.hash;
+/**
+ * Whether a record's hash matches its fields and the entry it holds, under the chain name
+ * `name` (the bucket key). Format 1 covered the key under the prefix of the handle that wrote
+ * it, which a prefix has no dot to hide: the bucket key itself, or what follows its first dot.
+ */
+export function hashMatches(name: string, r: VersionRecord, entry: Uint8Array): boolean {
+  if (r.format === 2) return chainHash(r.prev, { ...r, key: name }, entry, 2) === r.hash;
+  const dot = name.indexOf(".");
+  const names = dot < 0 ? [name] : [name, name.slice(dot + 1)];
+  return names.some((key) => chainHash(r.prev, { ...r, key }, entry, 1) === r.hash);
 }
 
 /** The public view of a version: its revision is the stream sequence it was written at. */
 export function toVersion(
-  key: string,
-  revision: number,
+  v: { readonly key: string; readonly revision: number; readonly at: string },
   r: VersionRecord,
   description: string | undefined,
 ): Version {
   return {
-    key,
-    revision: String(revision),
+    key: v.key,
+    revision: String(v.revision),
     op: r.op,
-    at: r.at,
+    at: v.at,
     ...(description === undefined || r.op === "delete" ? {} : { description }),
     ...(r.run === undefined ? {} : { run: r.run }),
     ...(r.actor === undefined ? {} : { actor: r.actor }),

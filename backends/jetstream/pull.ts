@@ -1,30 +1,6 @@
 // Draining an ephemeral consumer for a scan: pulls that ask for many messages and answer at once
 // with what is there, and an end that holds on nats-server 2.9 and 2.10 alike while others write,
-// delete and purge.
-//
-// Why not the NATS client's fetch(): a fetch waits its whole expiry (at least one second) for a
-// batch it cannot fill, and the client only stops early by counting on the consumer's pending
-// count, which churn makes wrong both ways (keys went missing from 2 of 200 listings under a
-// writer; other listings waited 1 to 5 s for messages that never came; issue 22).
-//
-// What the servers do, measured, and what this file does about it:
-//
-// - A last-per-subject consumer first delivers, in order, the last message of every subject it
-//   found when it was made: `initial` of them. A message that vanished meanwhile (overwritten,
-//   or purged) is replaced on 2.9 by the next message the filter matches (so the count holds) and
-//   skipped on 2.10. After them come messages written later. So `initial` messages received means
-//   the first part is done.
-// - On 2.9, a purge that empties a subject the consumer's filter covers moves the consumer's
-//   position to the end of the stream while it still has messages to deliver (stream.go: a
-//   filtered purge hands consumers the subject's first sequence, 0 when it is empty, meaning
-//   "everything"): its position alone cannot say it is done. A pull that brings nothing while the
-//   consumer is past the stream's last sequence, and every message it counts as sent has arrived
-//   (it counts a message sent when it queues it), can.
-// - On 2.9, a pull that ends while the consumer holds the next message (its byte limit reached,
-//   or expired) loses that message for good. So pulls ask for a number of messages sized to the
-//   messages seen so far, never for bytes, and expire only with the call's deadline; a pull with
-//   `no_wait` answers at the end of the stream at once. A pull that brings nothing for
-//   `IDLE_MS` is followed by a look at the consumer and another pull.
+// delete and purge (docs/design/jetstream.md, "Scans", says what the servers do and why).
 
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
@@ -41,6 +17,8 @@ const PULL_BYTES = 4 * 1024 * 1024;
 const IDLE_MS = 200;
 // How long to wait before pulling again from a consumer that is not ready yet (a cluster).
 const RETRY_MS = 50;
+// How long a pull that waits may wait, when it confirms that a drain that came up short is done.
+const CONFIRM_MS = 150;
 const ENCODER = new TextEncoder();
 
 /** One message a pull delivered. */
@@ -54,29 +32,41 @@ export interface Pulled {
   readonly data: Uint8Array;
 }
 
-/** What a drain reads from. */
-export interface DrainTarget {
+/** What a drain reads from, and what it knows of the consumer. */
+export interface Drain {
   readonly nc: NatsConnection;
   readonly jsm: JetStreamManager;
   readonly stream: string;
+  /** The consumer's name. */
+  readonly name: string;
+  /** How many messages the consumer had when it was made. */
+  readonly initial: number;
+  /** The stream sequence the consumer said it had delivered up to when it was made. */
+  readonly start: number;
+  /** The stream's last sequence, read just after the consumer was made. */
+  readonly through: Promise<number>;
+  readonly d: Deadline;
+  /**
+   * Whether the server may move the consumer past messages it has not delivered when any
+   * subject of the stream is purged (nats-server 2.9 does; 2.10 does not): then a drain that
+   * comes up short confirms with a pull that waits.
+   */
+  readonly purgesSkip: boolean;
 }
 
 /**
- * Delivers the messages of consumer `name` to `onMessage`, in the order the server sends them,
+ * Delivers the messages of consumer `t.name` to `onMessage`, in the order the server sends them,
  * until it has delivered the `initial` messages it had when it was made (or, when some vanished,
- * it is past `through`, the stream's last sequence read after it was made, with nothing more to
- * give), or the deadline is cancelled.
+ * it is past `through` with nothing more to give), or the deadline is cancelled.
  *
- * @returns `true` when the drain saw everything, `false` when the deadline cut it short.
+ * @returns `"complete"` when the drain saw everything, `"cut"` when the deadline cut it short,
+ * `"moved"` when a purge moved the consumer (read again with a new one).
  */
 export async function drain(
-  t: DrainTarget,
-  name: string,
-  initial: number,
-  through: Promise<number>,
-  d: Deadline,
+  t: Drain,
   onMessage: (m: Pulled) => void,
-): Promise<boolean> {
+): Promise<"complete" | "cut" | "moved"> {
+  const { name, initial, through, d } = t;
   through.catch(() => {});
   const inbox = inboxOf(t.nc);
   const sub = t.nc.subscribe(inbox);
@@ -87,15 +77,20 @@ export async function drain(
   let coming: Promise<IteratorResult<Msg>> | undefined;
   let received = 0;
   let bytes = 0;
+  // Whether this pull waits, to confirm that a drain that came up short is done. A consumer seen
+  // moved by a purge (a pull that waited brought what one that did not said was not there, or
+  // its first message is below where it said it started) says nothing true of its end: the
+  // drain gives up on it, and the caller reads again with a new one.
+  let confirming = false;
   try {
     while (!d.cancelled) {
       const batch = received === 0
         ? Math.min(Math.max(initial, 1), MIN_BATCH * 4)
         : Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.floor(PULL_BYTES / (bytes / received))));
-      const expires = Math.max(1, d.left()) * 1e6;
-      t.nc.publish(next, ENCODER.encode(JSON.stringify({ batch, no_wait: true, expires })), {
-        reply: inbox,
-      });
+      const expires = Math.max(1, confirming ? Math.min(CONFIRM_MS, d.left()) : d.left()) * 1e6;
+      const pull = confirming ? { batch, expires } : { batch, no_wait: true, expires };
+      t.nc.publish(next, ENCODER.encode(JSON.stringify(pull)), { reply: inbox });
+      const waited = confirming;
       let got = 0;
       let end: "full" | "short" | "retry" | undefined;
       while (end === undefined) {
@@ -106,31 +101,36 @@ export async function drain(
           continue;
         }
         coming = undefined;
-        if (r.done) return false;
+        if (r.done) return "cut";
         const m = r.value;
         const info = m.reply === undefined ? undefined : ackInfo(m.reply);
         if (info !== undefined) {
+          if (received === 0 && t.purgesSkip && info.seq <= t.start) return "moved";
           received++;
           bytes += m.data.length + (m.headers === undefined ? 0 : 64) + m.subject.length;
           onMessage({ subject: m.subject, ...info, headers: m.headers, data: m.data });
-          if (received >= initial) return !d.cancelled;
+          if (received >= initial) return d.cancelled ? "cut" : "complete";
           if (++got === batch) end = "full";
           continue;
         }
         end = status(m);
       }
+      if (got > 0 && waited) return "moved";
       if (end === "retry") {
         await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS, d.left())));
       } else if (end === "short" && got === 0) {
         // Nothing came. When the consumer is past the end and everything it sent has arrived, the
-        // messages still missing vanished; otherwise pull again.
-        const [ci, last] = await Promise.all([t.jsm.consumers.info(t.stream, name), through]);
-        if (ci.delivered.stream_seq >= last && received >= ci.delivered.consumer_seq) {
-          return !d.cancelled;
+        // messages still missing vanished (on 2.9, once a pull that waits confirms it: a purge
+        // elsewhere moves the consumer's position, not what it still has to deliver); otherwise
+        // pull again.
+        const [ci, end] = await Promise.all([t.jsm.consumers.info(t.stream, name), through]);
+        if (ci.delivered.stream_seq >= end && received >= ci.delivered.consumer_seq) {
+          if (!t.purgesSkip || waited) return d.cancelled ? "cut" : "complete";
+          confirming = true;
         }
       }
     }
-    return false;
+    return "cut";
   } finally {
     sub.unsubscribe();
   }

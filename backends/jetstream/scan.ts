@@ -16,6 +16,8 @@ import { ANCHOR_NAME, KV_OPERATION } from "./wire.ts";
 // normally follows a listing is lost (the connection dropped, say).
 const MIN_CONSUMER_IDLE_MS = 30_000;
 const CLOSE = [0x0a, 0x2d, 0x2d, 0x2d, 0x0a]; // "\n---\n"
+// How many times a scan makes its consumer again when purges moved it as it was made.
+const MAX_CONSUMER_ATTEMPTS = 8;
 
 /** What a scan reads from: one bucket's stream, under one prefix. */
 export interface Keyspace {
@@ -31,6 +33,8 @@ export interface Keyspace {
   readonly created: string;
   /** The clock delete markers are aged by, in milliseconds (`Date.now` when absent). */
   readonly now?: (() => number) | undefined;
+  /** Whether a purge may move a consumer past what it has not delivered (see `pull.ts`). */
+  readonly purgesSkip: boolean;
 }
 
 /**
@@ -62,8 +66,9 @@ export interface Scanned {
   readonly ns: bigint;
 }
 
-/** How a scan reads. */
+/** How a scan reads, within its call's deadline. */
 export interface ScanOptions {
+  readonly d: Deadline;
   /** Deliver headers only (a count needs no values). */
   readonly headersOnly?: boolean;
   /** Keep the latest live value of subjects that are not legal keys too (an operator's audit). */
@@ -107,6 +112,21 @@ export interface Source {
   readonly nc: NatsConnection;
   readonly jsm: JetStreamManager;
   readonly timeout: number;
+  readonly purgesSkip: boolean;
+}
+
+/** What `readAll` reads: a stream's messages under a filter, how, and within which deadline. */
+export interface ReadAll {
+  readonly stream: string;
+  readonly filter: string;
+  readonly d: Deadline;
+  /** The last message of each subject (else every message). */
+  readonly lastPerSubject: boolean;
+  readonly headersOnly: boolean;
+  /** Answer without waiting for the consumer's delete (it expires by itself if lost). */
+  readonly leave?: boolean;
+  /** Read nothing when the consumer starts with a number of messages this accepts. */
+  readonly enough?: ((initial: number) => boolean) | undefined;
 }
 
 /**
@@ -118,21 +138,12 @@ export interface Source {
  */
 export async function readAll(
   src: Source,
-  stream: string,
-  filter: string,
-  d: Deadline,
-  options: {
-    readonly lastPerSubject: boolean;
-    readonly headersOnly: boolean;
-    /** Answer without waiting for the consumer's delete (it expires by itself if lost). */
-    readonly leave?: boolean;
-    /** Read nothing when the consumer starts with a number of messages this accepts. */
-    readonly enough?: ((initial: number) => boolean) | undefined;
-  },
+  options: ReadAll,
   onMessage: (m: Pulled) => void,
 ): Promise<{ complete: boolean; through: number | undefined; initial: number; read: boolean }> {
-  const { jsm, timeout } = src;
-  const ci: ConsumerInfo = await jsm.consumers.add(stream, {
+  const { timeout } = src;
+  const { filter, d } = options;
+  const config = {
     ack_policy: "none",
     deliver_policy: options.lastPerSubject ? "last_per_subject" : "all",
     filter_subject: filter,
@@ -140,21 +151,65 @@ export async function readAll(
     mem_storage: true,
     num_replicas: 1,
     inactive_threshold: Math.max(MIN_CONSUMER_IDLE_MS, 2 * timeout) * 1e6,
-  });
+  } as const;
+  for (let attempt = 1;; attempt++) {
+    // Messages of a read given up on are dropped: each read is one moment of the stream.
+    const got: Pulled[] = [];
+    const r = await readOnce(src, { ...options, config }, (m) => got.push(m));
+    if (r !== "moved") {
+      for (const m of got) onMessage(m);
+      return r;
+    }
+    // On nats-server 2.9 a purge of any subject while a consumer is made or read can move it past
+    // what it has to deliver: read again with a new one.
+    if (attempt >= MAX_CONSUMER_ATTEMPTS || d.cancelled) {
+      throw new UnavailableError(
+        `${PREFIX} Cannot read the bucket: concurrent purges kept moving the scan's consumer; try again`,
+      );
+    }
+  }
+}
+
+// One read through one consumer.
+async function readOnce(
+  src: Source,
+  options: ReadAll & { readonly config: Parameters<JetStreamManager["consumers"]["add"]>[1] },
+  onMessage: (m: Pulled) => void,
+): Promise<
+  { complete: boolean; through: number | undefined; initial: number; read: boolean } | "moved"
+> {
+  const { jsm } = src;
+  const { stream, filter, d } = options;
+  const ci: ConsumerInfo = await jsm.consumers.add(stream, options.config);
+  if (src.purgesSkip && ci.num_pending === 0) {
+    // Saying it has nothing to deliver of a filter that matches a message, it was moved.
+    const any = await jsm.streams.getMessage(stream, { seq: 1, next_by_subj: filter } as never);
+    if (any !== null) {
+      jsm.consumers.delete(stream, ci.name).catch(() => {});
+      return "moved";
+    }
+  }
   let complete = true;
   let through: number | undefined;
-  const read = ci.num_pending > 0 && !(options.enough?.(ci.num_pending) ?? false);
+  // What a consumer says it holds is trusted to spare a read only where purges cannot skew it.
+  const enough = !src.purgesSkip && (options.enough?.(ci.num_pending) ?? false);
+  const read = ci.num_pending > 0 && !enough;
   try {
     if (read) {
       const last = jsm.streams.info(stream).then((si) => (through = si.state.last_seq));
-      complete = await drain(
-        { nc: src.nc, jsm, stream },
-        ci.name,
-        ci.num_pending,
-        last,
+      const ended = await drain({
+        nc: src.nc,
+        jsm,
+        stream,
+        name: ci.name,
+        initial: ci.num_pending,
+        start: ci.delivered.stream_seq,
+        through: last,
         d,
-        onMessage,
-      );
+        purgesSkip: src.purgesSkip,
+      }, onMessage);
+      if (ended === "moved") return "moved";
+      complete = ended === "complete";
     }
   } finally {
     // Best effort: a consumer whose delete is lost expires on the server by itself.
@@ -177,28 +232,20 @@ export function isMarkerMessage(headers: MsgHdrs | undefined): boolean {
  * A message older than one already seen for its subject (which a consumer can deliver while others
  * write) changes nothing.
  */
-export async function scan(
-  ks: Keyspace,
-  d: Deadline,
-  options: ScanOptions = {},
-): Promise<ScanResult> {
+export async function scan(ks: Keyspace, options: ScanOptions): Promise<ScanResult> {
   // Per subject, the newest message seen.
   const newest = new Map<string, Pulled>();
-  const { complete, through, initial, read } = await readAll(
-    ks,
-    ks.stream,
-    `${ks.subjectPrefix}>`,
-    d,
-    {
-      lastPerSubject: true,
-      headersOnly: options.headersOnly ?? false,
-      enough: options.enough,
-    },
-    (m) => {
-      const seen = newest.get(m.subject);
-      if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
-    },
-  );
+  const { complete, through, initial, read } = await readAll(ks, {
+    stream: ks.stream,
+    filter: `${ks.subjectPrefix}>`,
+    d: options.d,
+    lastPerSubject: true,
+    headersOnly: options.headersOnly ?? false,
+    enough: options.enough,
+  }, (m) => {
+    const seen = newest.get(m.subject);
+    if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
+  });
   const latest = new Map<string, Scanned>();
   const illegal = new Map<string, Uint8Array>();
   const oldMarkers: OldMarker[] = [];
@@ -235,9 +282,9 @@ export async function scan(
  */
 export async function count(
   ks: Keyspace,
-  d: Deadline,
-  prior?: { bound: Bound | undefined; created: string },
+  o: { readonly d: Deadline; readonly prior?: { bound: Bound | undefined; created: string } },
 ): Promise<Bound & { created: string; oldMarkers: OldMarker[] }> {
+  const { d, prior } = o;
   const info = await ks.jsm.streams.info(ks.stream);
   const { created } = info;
   const seq = info.state.last_seq;
@@ -261,7 +308,8 @@ export async function count(
   }
   // The keyspace's own subjects, which the scan's consumer counts when it is made (a small reply,
   // where a stream info listing them would name every one): below the limit, that is enough.
-  const { latest, complete, oldMarkers, through, subjects, read } = await scan(ks, d, {
+  const { latest, complete, oldMarkers, through, subjects, read } = await scan(ks, {
+    d,
     headersOnly: true,
     enough: (n) => n < MAX_ENTRIES,
   });

@@ -5,17 +5,12 @@
 // replicas and storage; a connection without the permission to make it gets UnavailableError,
 // and the search then keeps its cache in memory. A space is read in one pass (`readAll`).
 
-import {
-  DiscardPolicy,
-  JetStreamApiError,
-  RetentionPolicy,
-  StorageType,
-  type StreamConfig,
-} from "@nats-io/jetstream";
+// Types only: a file-only program must never load the NATS modules (the opener loads them).
+import type { StreamConfig } from "@nats-io/jetstream";
 import { UnavailableError } from "../../store/errors.ts";
 import type { Call } from "../../store/backend.ts";
 import { SIDECAR_SPACE, type SidecarChange, type SidecarOps } from "../../store/sidecar.ts";
-import { Deadline, errorName, PREFIX, STREAM_NOT_FOUND, withDeadline } from "./errors.ts";
+import { apiCode, Deadline, errorName, PREFIX, STREAM_NOT_FOUND, withDeadline } from "./errors.ts";
 import type { BackendConfig } from "./handle.ts";
 import { readAll } from "./scan.ts";
 
@@ -37,20 +32,20 @@ export class JetStreamSidecar implements SidecarOps {
     return this.#run("read", call, async (d) => {
       const out = new Map<string, Uint8Array>();
       try {
-        const { complete } = await readAll(
-          this.#c,
-          this.#stream,
-          `${under}>`,
+        const { complete } = await readAll(this.#c, {
+          stream: this.#stream,
+          filter: `${under}>`,
           d,
-          { lastPerSubject: true, headersOnly: false, leave: true },
-          (m) => {
-            if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
-            else out.delete(m.subject.slice(under.length));
-          },
-        );
+          lastPerSubject: true,
+          headersOnly: false,
+          leave: true,
+        }, (m) => {
+          if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
+          else out.delete(m.subject.slice(under.length));
+        });
         if (!complete) throw new UnavailableError(`${PREFIX} Cannot read the sidecar: cut short`);
       } catch (e) {
-        if (e instanceof JetStreamApiError && e.code === STREAM_NOT_FOUND) return new Map();
+        if (apiCode(e) === STREAM_NOT_FOUND) return new Map();
         throw e;
       }
       return out;
@@ -83,24 +78,24 @@ export class JetStreamSidecar implements SidecarOps {
     try {
       await jsm.streams.info(this.#stream);
     } catch (e) {
-      if (!(e instanceof JetStreamApiError && e.code === STREAM_NOT_FOUND)) throw e;
+      if (apiCode(e) !== STREAM_NOT_FOUND) throw e;
       const { config } = await jsm.streams.info(stream);
       const made: Partial<StreamConfig> & { name: string } = {
         name: this.#stream,
         subjects: [`$KVS.${bucket}.>`],
-        retention: RetentionPolicy.Limits,
+        retention: "limits" as StreamConfig["retention"],
         max_msgs_per_subject: 1,
         max_msg_size: -1,
-        storage: config.storage === StorageType.Memory ? StorageType.Memory : StorageType.File,
+        storage: config.storage,
         num_replicas: config.num_replicas,
-        discard: DiscardPolicy.Old,
+        discard: "old" as StreamConfig["discard"],
         deny_purge: false,
       };
       try {
         await jsm.streams.add(made);
       } catch (added) {
         // Made by another handle meanwhile.
-        if (!(added instanceof JetStreamApiError)) throw added;
+        if (apiCode(added) === undefined) throw added;
         await jsm.streams.info(this.#stream);
       }
     }
@@ -110,13 +105,17 @@ export class JetStreamSidecar implements SidecarOps {
   #run<T>(what: string, call: Call, fn: (d: Deadline) => Promise<T>): Promise<T> {
     const { timeout } = this.#c;
     const d = new Deadline(timeout);
-    return withDeadline(fn(d), timeout, call.signal, (why) => {
-      d.cancel();
-      return new UnavailableError(
-        `${PREFIX} Cannot ${what} the sidecar: ${
-          why === "timeout" ? "NATS did not answer" : "aborted"
-        }`,
-      );
+    return withDeadline(fn(d), {
+      ms: timeout,
+      signal: call.signal,
+      fail: (why) => {
+        d.cancel();
+        return new UnavailableError(
+          `${PREFIX} Cannot ${what} the sidecar: ${
+            why === "timeout" ? "NATS did not answer" : "aborted"
+          }`,
+        );
+      },
     }).catch((e) => {
       throw e instanceof UnavailableError
         ? e

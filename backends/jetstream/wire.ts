@@ -2,7 +2,7 @@
 // to take it.
 
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
-import { VERSION_HEADER_BYTES } from "./provenance.ts";
+import { VERSION_HEADER_BYTES, VERSION_HEADER_BYTES_FORMAT_1 } from "./provenance.ts";
 
 /**
  * The most header bytes a revision-checked write carries. The server counts headers against a
@@ -38,6 +38,14 @@ export const ROLLUP_HEADER_BYTES = "Nats-Rollup: sub\r\n".length;
  */
 export const JETSTREAM_HISTORY_MIN_VALUE_SIZE: number = JETSTREAM_MIN_VALUE_SIZE +
   VERSION_HEADER_BYTES;
+
+/**
+ * What `agentmem bucket init` made before chain format 2 added its format and sequence headers: a
+ * bucket that small still opens (a warning names the command that raises it), and refuses only
+ * the few writes whose entry and provenance are both near their limits.
+ */
+export const LEGACY_HISTORY_MIN_VALUE_SIZE: number = JETSTREAM_MIN_VALUE_SIZE +
+  VERSION_HEADER_BYTES_FORMAT_1;
 
 /** The header that marks a KV delete. */
 export const KV_OPERATION = "KV-Operation";

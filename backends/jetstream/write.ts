@@ -7,6 +7,7 @@ import {
   apiCode,
   BucketGoneError,
   checkRevision,
+  type Deadline,
   isNoResponders,
   STREAM_NOT_FOUND,
 } from "./errors.ts";
@@ -34,51 +35,48 @@ export interface Expect {
   readonly streamSeq?: number | undefined;
 }
 
-/**
- * Publishes `data` to `subject` if the expectations hold; resolves to the new revision. A
- * publish nothing answers is checked against the bucket, so a deleted bucket is named as such.
- * `h`: the version's headers (history on), or `"rollup"` to replace whatever the subject held
- * (history off in a bucket that keeps every message).
- */
-export async function publish(
-  t: WriteTarget,
-  subject: string,
-  data: Uint8Array,
-  expect: Expect,
-  timeout: number,
-  h?: MsgHdrs | "rollup",
-): Promise<number> {
-  let hdrs: MsgHdrs | undefined;
-  if (h === "rollup") {
-    hdrs = t.headers();
-    hdrs.set("Nats-Rollup", "sub");
-  } else hdrs = h;
-  const opts = {
-    ...(hdrs === undefined ? {} : { headers: hdrs }),
-    timeout,
-    expect: {
-      ...(expect.revision === undefined ? {} : { lastSubjectSequence: expect.revision }),
-      ...(expect.streamSeq === undefined ? {} : { lastSequence: expect.streamSeq }),
-    },
-  };
-  return await acked(t, () => t.js.publish(subject, data, opts));
+/** One write: where, what, what it expects, its headers, and its call's deadline. */
+export interface Publish {
+  readonly subject: string;
+  /** The entry (none for a delete marker). */
+  readonly data?: Uint8Array | undefined;
+  readonly expect: Expect;
+  /** The version's headers (history on), a rollup (history off), or none. */
+  readonly headers: MsgHdrs | undefined;
+  readonly d: Deadline;
+}
+
+/** A write not sent because its call had already ended (its caller was told it failed). */
+export class CallEndedError extends Error {
+  override readonly name = "CallEndedError";
 }
 
 /**
- * Writes a delete marker for `subject` if its latest revision is still `revision`; resolves to
- * the marker's sequence. Only the deleter whose expectation holds writes it.
+ * Publishes `p.data` to `p.subject` if the expectations hold; resolves to the new revision. A
+ * publish nothing answers is checked against the bucket, so a deleted bucket is named as such.
  */
-export async function publishDelete(
-  t: WriteTarget,
-  subject: string,
-  revision: number,
-  timeout: number,
-  version?: MsgHdrs,
-): Promise<number> {
-  const h = version ?? t.headers();
+export async function publish(t: WriteTarget, p: Publish): Promise<number> {
+  // A call that timed out or was aborted sends no write after its caller was answered.
+  if (p.d.cancelled) throw new CallEndedError("the call ended before this write was sent");
+  const opts = {
+    ...(p.headers === undefined ? {} : { headers: p.headers }),
+    timeout: p.d.left(),
+    expect: {
+      ...(p.expect.revision === undefined ? {} : { lastSubjectSequence: p.expect.revision }),
+      ...(p.expect.streamSeq === undefined ? {} : { lastSequence: p.expect.streamSeq }),
+    },
+  };
+  return await acked(t, () => t.js.publish(p.subject, p.data, opts));
+}
+
+/**
+ * Writes a delete marker for `p.subject` if its latest revision is still `p.expect.revision`;
+ * resolves to the marker's sequence. Only the deleter whose expectation holds writes it.
+ */
+export function publishDelete(t: WriteTarget, p: Omit<Publish, "data">): Promise<number> {
+  const h = p.headers ?? t.headers();
   h.set(KV_OPERATION, "DEL");
-  const expect = { lastSubjectSequence: revision };
-  return await acked(t, () => t.js.publish(subject, undefined, { headers: h, timeout, expect }));
+  return publish(t, { ...p, data: undefined, headers: h });
 }
 
 // The revision a publish was acknowledged at; a publish nothing answers is checked against the
@@ -99,10 +97,9 @@ async function acked(t: WriteTarget, send: () => Promise<{ seq: number }>): Prom
  */
 export async function purgeMarker(
   t: WriteTarget,
-  subject: string,
-  markerSeq: number,
+  m: { readonly subject: string; readonly seq: number },
 ): Promise<void> {
-  await t.jsm.streams.purge(t.stream, { filter: subject, seq: markerSeq + 1 });
+  await t.jsm.streams.purge(t.stream, { filter: m.subject, seq: m.seq + 1 });
 }
 
 // After a publish nobody answered: when the bucket's stream is gone, says so by name; otherwise

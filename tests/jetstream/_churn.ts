@@ -5,6 +5,9 @@
 // - "overwrite": raw puts of random existing keys `<prefix>.k<i>`, 16 in flight.
 // - "create-delete": a library store creates and deletes keys of its own, one at a time, so the
 //   keyspace stays near its limit while its stream sequence moves on every write.
+// - "between": a library store with history creates and deletes keys that sort between the stable
+//   keys `s000`, `s001`, ... (`s<nnn>x<pid>`), 4 at once, so listings meet keys that come and go
+//   amid the ones that stay, and the deletes' moves purge subjects while listings run.
 
 import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
@@ -14,7 +17,7 @@ export interface ChurnJob {
   readonly servers: string;
   readonly bucket: string;
   readonly prefix: string;
-  readonly mode: "overwrite" | "create-delete";
+  readonly mode: "overwrite" | "create-delete" | "between";
   readonly keys: number;
 }
 
@@ -41,6 +44,22 @@ if (job.mode === "overwrite") {
     );
     writes += 16;
   }
+} else if (job.mode === "between") {
+  const store = await openJetStreamStore({ bucket: job.bucket, prefix: job.prefix }, {
+    nc,
+    onWarning: () => {},
+  });
+  const one = async (lane: number) => {
+    for (let i = 0; !stop; i++) {
+      const key = `s${
+        String((i * 7 + lane * 151) % job.keys).padStart(3, "0")
+      }x${Deno.pid}-${lane}`;
+      await store.create(key, "churned", "x");
+      await store.delete(key);
+      writes += 2;
+    }
+  };
+  await Promise.all([0, 1, 2, 3].map(one));
 } else {
   const store = await openJetStreamStore({ bucket: job.bucket, prefix: job.prefix }, {
     nc,

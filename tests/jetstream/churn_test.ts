@@ -6,7 +6,10 @@ import assert from "node:assert/strict";
 import {
   CapacityError,
   MAX_ENTRIES,
+  memoryTools,
+  MIN_LIST_CHARS,
   openJetStreamStore,
+  runTool,
   serializeEntry,
   type Store,
 } from "../../mod.ts";
@@ -162,4 +165,58 @@ test("a create refused by a full store makes at most two JetStream requests", as
     assert.ok(requests.length <= 2, `refused create ${i} made ${requests.length}: ${requests}`);
   }
   sub.unsubscribe();
+});
+
+test("list() and memory_list paging of 600 stable keys while two processes create and delete keys between them, history on: no listing is short, no page misses a key or continues wrongly", async () => {
+  await using f = await natsFixture();
+  const stable = Array.from({ length: 600 }, (_, i) => `s${String(i).padStart(3, "0")}`);
+  const writer = await f.open();
+  for (let i = 0; i < stable.length; i += 50) {
+    await Promise.all(stable.slice(i, i + 50).map((k) => writer.create(k, "stays", "x")));
+  }
+  const store = await f.open();
+  const churns = [0, 1].map(() =>
+    new Churn({ servers: f.server.url, bucket: BUCKET, prefix: "run", mode: "between", keys: 600 })
+  );
+  try {
+    await Promise.all(churns.map((c) => c.ready()));
+    const short: number[] = [];
+    let listings = 0;
+    const until = Date.now() + 25_000;
+    while (Date.now() < until) {
+      const keys = new Set((await store.list()).map((i) => i.key));
+      listings++;
+      const missing = stable.filter((k) => !keys.has(k)).length;
+      if (missing > 0) short.push(missing);
+    }
+    // Paging as a model does, each page one call, continuing where the page says.
+    const tools = memoryTools(store, { listMaxChars: MIN_LIST_CHARS });
+    const missed: string[] = [];
+    let pages = 0;
+    for (let pass = 0; pass < 12; pass++) {
+      const seen = new Set<string>();
+      let args: Record<string, unknown> = {};
+      for (;;) {
+        const { content, isError } = await runTool(tools, "memory_list", args);
+        assert.ok(!isError, content);
+        pages++;
+        for (const m of content.matchAll(/^- "?(s\d{3})"?: /gm)) seen.add(m[1]!);
+        const next = /call memory_list with (\{.*?\})\. /.exec(content);
+        if (next === null) break;
+        args = JSON.parse(next[1]!);
+      }
+      missed.push(...stable.filter((k) => !seen.has(k)));
+    }
+    const writes = await Promise.all(churns.map((c) => c.stop()));
+    console.log(
+      `${listings} listings and ${pages} pages under ${
+        writes.join("+")
+      } churn writes: ${short.length} short listings, ${missed.length} stable keys missed by paging`,
+    );
+    for (const w of writes) assert.ok(w > 500, `a churn process made only ${w} writes`);
+    assert.deepEqual(short, [], "listings that missed stable keys");
+    assert.deepEqual(missed, [], "stable keys a paging pass missed");
+  } finally {
+    for (const c of churns) await c[Symbol.asyncDispose]();
+  }
 });

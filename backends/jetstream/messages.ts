@@ -1,0 +1,86 @@
+// Reading one stored message of the bucket's stream or its history stream, with its server time.
+// A stream of one replica that allows direct gets is read with one (the cheapest request, answered
+// by the only server, after every write it acknowledged); a replicated one through the stream API,
+// which its leader answers, since a replica may answer a direct get from behind the leader. A
+// direct get of a stream that is gone gets no answer, so one unanswered within `DIRECT_TIMEOUT_MS`
+// is asked again through the stream API, which says so.
+
+import type { MsgHdrs } from "@nats-io/nats-core";
+import type { JetStreamManager, StoredMsg } from "@nats-io/jetstream";
+import { errorName } from "./errors.ts";
+import { isoOfTimestamp } from "./provenance.ts";
+
+/** One stored message. */
+export interface Stored {
+  readonly subject: string;
+  readonly seq: number;
+  readonly header: MsgHdrs | undefined;
+  readonly data: Uint8Array;
+  /** The server's time it was stored at (ISO 8601 UTC, microseconds). */
+  readonly at: string;
+}
+
+/** How long a direct get may go unanswered before the stream API is asked instead. */
+export const DIRECT_TIMEOUT_MS = 1_000;
+
+/** Where messages are read from, and whether each stream takes direct gets. */
+export interface MessageSource {
+  readonly jsm: JetStreamManager;
+  /** Stream names that take direct gets (one replica, `allow_direct`), and what makes them. */
+  readonly direct: {
+    readonly streams: ReadonlySet<string>;
+    /** A manager whose requests time out after `DIRECT_TIMEOUT_MS`. */
+    readonly jsm: JetStreamManager;
+  };
+}
+
+/** What to read: the last message of a subject, one by sequence, or the first of a subject at or after a sequence. */
+export type MessageQuery =
+  | { readonly last_by_subj: string }
+  | { readonly seq: number }
+  | { readonly seq: number; readonly next_by_subj: string };
+
+/** The message `q` names in `q.stream`, or `null` when there is none. */
+export async function getMessage(
+  src: MessageSource,
+  q: MessageQuery & { readonly stream: string },
+): Promise<Stored | null> {
+  const { stream, ...query } = q;
+  let m: StoredMsg | null | undefined;
+  if (src.direct.streams.has(stream)) {
+    m = await src.direct.jsm.direct.getMessage(stream, query).catch((e) => {
+      if (errorName(e) === "TimeoutError") return undefined;
+      throw e;
+    });
+  }
+  // The stream API takes `next_by_subj` too, though the client's type does not say so.
+  if (m === undefined) m = await src.jsm.streams.getMessage(stream, query as { seq: number });
+  if (m === null) return null;
+  return {
+    subject: m.subject,
+    seq: m.seq,
+    header: m.header,
+    data: m.data,
+    at: isoOfTimestamp(m.timestamp),
+  };
+}
+
+/**
+ * Every message of `subject` in `stream` after sequence `after`, oldest first, one request each
+ * (no consumer: on nats-server 2.9 a purge elsewhere in the stream moves every consumer past
+ * messages it has not delivered). Stops after `until`, when given.
+ */
+export async function readSubject(
+  src: MessageSource,
+  target: { readonly stream: string; readonly subject: string },
+  range: { readonly after: number; readonly until?: number | undefined },
+): Promise<Stored[]> {
+  const out: Stored[] = [];
+  for (let seq = range.after + 1;;) {
+    const m = await getMessage(src, { stream: target.stream, seq, next_by_subj: target.subject });
+    if (m === null || (range.until !== undefined && m.seq > range.until)) break;
+    out.push(m);
+    seq = m.seq + 1;
+  }
+  return out;
+}
