@@ -234,6 +234,8 @@ const RATIO_TARGETS: Record<string, readonly [string, number]> = {
   exists: ["create of an existing key <= 1.5x a read", 1.5],
   "history update": ["update with history <= 1.3x one without (both durable)", 1.3],
   "history list": ["list() with 20 versions per entry <= 1.05x a store with none", 1.05],
+  "history length update": ["update of a key with 5,000 versions <= 1.1x one with 5", 1.1],
+  "history length delete": ["delete of a key with 5,000 versions <= 1.1x one with 5", 1.1],
   "history deleted": ["list() with 3,000 deleted keys in retention <= 1.5x a clean prefix", 1.5],
   full: ["create refused by a full store <= 5x a read", 5],
 };
