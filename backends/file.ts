@@ -1,20 +1,10 @@
 /**
- * The file backend: one file per key in a directory, written atomically. The embedded default;
- * it needs no server, and runs on Deno, Node and Bun.
- *
- * - A write stages a temp file (mode 0600; its name starts with a dot, so it is never a key),
- *   flushes it, then `link`s it into place for a create (which fails if the key exists, so
- *   exactly one of several concurrent creators wins) or `rename`s it for an overwrite (readers see
- *   the old entry or the new, never a mix), then flushes the directory. Writes in flight at once
- *   share directory flushes; none is acknowledged before a flush that covers it.
- * - Capacity is counted on every create, so creates that do not overlap never pass
- *   `MAX_ENTRIES`; creates that overlap can pass it by at most the number in flight.
- * - Listing re-validates every name and reads only each file's header.
- * - Symlinks, directories and other non-regular files are never followed: they are not memories.
- * - Read-before-update is off by default (the seed's contract: `update` replaces, and creates a
- *   key that holds nothing). With `readBeforeUpdate: true` it is enforced exactly as on
- *   jetstream, with revisions that identify the stored bytes and a check-and-rename made atomic
- *   across processes by a per-key lock held only for that instant.
+ * The file backend: one file per key in a directory, written atomically (a staged file flushed,
+ * then linked or renamed into place, then the directory flushed), with every write's version kept
+ * beside it in `.history` (history on by default). The embedded default; it needs no server, and
+ * runs on Deno, Node and Bun. Symlinks and other non-regular files are never followed; capacity is
+ * counted on every create; read-before-update is off by default and, on, enforced as on
+ * jetstream. How and why: docs/design/history.md, docs/design/file-locks.md.
  *
  * @module
  */

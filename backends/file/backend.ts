@@ -22,7 +22,7 @@ import { namespaceOf, revisionOf } from "./revision.ts";
 import { sweepName } from "./sweep.ts";
 import { CapacityCheck } from "./count.ts";
 import { HISTORY_DIR, keyOf, SUFFIX } from "./names.ts";
-import { readCurrent, readDescription, readHead, splitFile } from "./read.ts";
+import { entryPart, readCurrent, readDescription, readHead, splitFile } from "./read.ts";
 import { entryAt, evidenceOf, logOf, versionsOf } from "./history.ts";
 import { toVersion } from "./envelope.ts";
 import { auditFileDir } from "./audit.ts";
@@ -189,8 +189,11 @@ export class FileBackend implements BackendOps {
   #readLatest(key: string, call: Call, withVersion: boolean): EntryVersion {
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
-    // Parsed before the revision is recorded: a run is granted only what it could read.
-    const { record, entry: stored } = splitFile(bytes, key);
+    // Parsed before the revision is recorded: a run is granted only what it could read. A plain
+    // read skips the version record.
+    const { record, entry: stored } = withVersion
+      ? splitFile(bytes, key)
+      : { record: undefined, entry: entryPart(bytes, key) };
     const entry = parseEntry(stored, key);
     const revision = call.scope === null ? 0 : revisionOf(stored);
     abortCheck(BACKEND, "read", key, call.signal);

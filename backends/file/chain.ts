@@ -10,6 +10,7 @@
 // - The chain runs from the tip down by `prev`; versions at or below the retention record are
 //   being removed and count for nothing.
 
+import { existsSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
 import type { HistoryProblem } from "../../store/types.ts";
 import type { ChainLink } from "../../store/backend.ts";
@@ -229,7 +230,7 @@ export function readKey(key: string, o: ReadKey): KeyHistory {
     }
   }
   const bad = new Set(kept.filter((f) => !good.includes(f)).map((f) => f.seq));
-  const chain = walk(key, { tipFound, good, bad, cut, report });
+  const chain = walk(key, { tipFound, good, bad, cut, report, cutShort });
   const hashes = new Map<string, string>();
   for (const f of good) hashes.set(String(f.seq), f.record!.hash);
   if (tip !== undefined) hashes.set(String(tip.seq), tip.hash);
@@ -256,6 +257,8 @@ function walk(
     good: Found[];
     /** Kept sequences whose file is damaged or holds another's record. */
     bad: ReadonlySet<number>;
+    /** Whether a version is a write cut short (its staged file is still there). */
+    cutShort: (f: Found) => boolean;
     cut: (ChainLink & { seq: number }) | undefined;
     report: (problem: HistoryProblem["problem"], reason: string, revision?: number) => void;
   },
@@ -279,7 +282,8 @@ function walk(
     if (jump !== undefined) {
       // Written over versions a rollback had left above the memory: they are not in the chain.
       // (Damaged ones between are reported as such, and tell nothing.)
-      const over = w.good.filter((f) => f.seq > jump.seq && f.seq < cur.seq);
+      const between = w.good.filter((f) => f.seq > jump.seq && f.seq < cur.seq);
+      const over = between.filter((f) => !w.cutShort(f));
       if (over.length > 0) {
         w.report(
           "rolled_back",
@@ -289,7 +293,7 @@ function walk(
           over[0]!.seq,
         );
       }
-      if (over.length === cur.seq - jump.seq - 1) checkOps(key, cur, jump, w.report);
+      if (between.length === cur.seq - jump.seq - 1) checkOps(key, cur, jump, w.report);
       chain.push(cur = jump);
       continue;
     }
@@ -366,6 +370,7 @@ export function readVersionFile(
   path: string,
   o: { key: string; seq: number; verify: boolean; place?: Found["place"] },
 ): Found | string {
+  if (o.place === "pending" && !existsSync(path)) return "";
   const opened = openFile(path);
   // One this process may not read shares its memory file's permissions (it is the same file):
   // nothing to go by.

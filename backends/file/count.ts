@@ -1,18 +1,7 @@
 // The file backend's capacity check: exact for creates that do not overlap in time, whatever the
-// number of handles and processes, and cheap for many creates in flight through one handle.
-//
-// Why a shared count is exact. A create runs over an interval [start, end]. A directory pass
-// taken at any time t inside that interval sees every entry linked before t; an entry linked by
-// someone else after t but before this create links its own was made by a create that ended
-// inside this create's interval, so the two overlap, and overlapping creates may pass the limit
-// by their number (the documented bound). So any pass taken after a create started is as good for
-// it as its own, and one pass serves every create of the handle in flight at the time: with 16 in
-// flight, about one pass per 16 creates instead of one each (a pass over 1,000 entries costs
-// about 0.8 ms of the event loop).
-//
-// This handle's own creates are kept exact as well: a pass's value is raised by the creates of the
-// handle that linked since the pass and by those that passed the check and have not linked yet
-// (reserved), so the handle never lets more through than the limit allows.
+// number of handles and processes (creates that overlap may pass the limit by their number), and
+// one directory pass serves every create of a handle in flight. Why a shared count is exact:
+// docs/design/file-locks.md.
 
 import { checkCapacity } from "../../store/validate.ts";
 import { listNames } from "./fs.ts";

@@ -13,7 +13,7 @@ import { isChainHash } from "../../store/chain.ts";
 import { errorKind } from "../../store/text.ts";
 import type { ChainLink } from "../../store/backend.ts";
 import type { Dir } from "./dirs.ts";
-import { close, createWith, syncData } from "./fs.ts";
+import { close, createWith, fstatOf, syncData } from "./fs.ts";
 import { CUT_NAME, EXPIRED_NAME, legalKey, tempName } from "./names.ts";
 import { selfToken } from "./process.ts";
 
@@ -39,9 +39,10 @@ export interface CutRecord {
 export function readCut(kd: Dir): CutRecord | undefined | "damaged" {
   let text: string;
   try {
+    if (!fs.existsSync(kd.at(CUT_NAME))) return undefined;
     const fd = fs.openSync(kd.at(CUT_NAME), F.O_RDONLY | F.O_NOFOLLOW | F.O_NONBLOCK);
     try {
-      if (!fs.fstatSync(fd).isFile()) return "damaged";
+      if (fstatOf(fd).kind !== "file") return "damaged";
       const buf = new Uint8Array(MAX_CUT_BYTES);
       const n = fs.readSync(fd, buf, 0, buf.length, 0);
       text = DECODER.decode(buf.subarray(0, n));
@@ -109,6 +110,10 @@ export class ExpiredIndex {
 
   /** What the file holds now. */
   read(hd: Dir): ExpiredRecords {
+    if (!fs.existsSync(hd.at(EXPIRED_NAME))) {
+      this.#reset();
+      return NO_RECORDS;
+    }
     let fd: number;
     try {
       fd = fs.openSync(hd.at(EXPIRED_NAME), F.O_RDONLY | F.O_NOFOLLOW | F.O_NONBLOCK);
@@ -118,8 +123,8 @@ export class ExpiredIndex {
       return NO_RECORDS;
     }
     try {
-      const st = fs.fstatSync(fd);
-      if (!st.isFile()) return { byKey: this.#byKey, damaged: this.#damaged + 1 };
+      const st = fstatOf(fd);
+      if (st.kind !== "file") return { byKey: this.#byKey, damaged: this.#damaged + 1 };
       const id = `${st.dev}:${st.ino}`;
       if (this.#seen === undefined || this.#seen.id !== id || st.size < this.#seen.size) {
         this.#reset();
@@ -199,7 +204,7 @@ export async function appendExpired(
     }
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error(`${EXPIRED_NAME} is not a regular file`);
+    if (fstatOf(fd).kind !== "file") throw new Error(`${EXPIRED_NAME} is not a regular file`);
     fs.writeSync(fd, ENCODER.encode(line));
     await syncData(fd);
   } finally {

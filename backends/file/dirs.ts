@@ -8,6 +8,7 @@
 
 import * as fs from "node:fs";
 import { errorKind } from "../../store/text.ts";
+import { fstatOf, lstatOf } from "./fs.ts";
 
 const F = fs.constants;
 const DIR_FLAGS = F.O_RDONLY | F.O_DIRECTORY | F.O_NOFOLLOW;
@@ -85,25 +86,27 @@ export function openDir(parent: string | Dir, which: DirName): Dir | undefined {
   const name = opts.name;
   const where = typeof parent === "string" ? name : `${parent.where}/${name}`;
   const path = typeof parent === "string" ? `${parent}/${name}` : parent.at(name);
+  // A missing name is common (a key's first write), and a failed open costs an error object; a
+  // dangling symlink looks missing too, and is met by the mkdir or the open after it.
+  if (!fs.existsSync(path)) {
+    if (opts.create !== true) return undefined;
+    if (makeDir(path)) opts.made?.();
+  }
   let fd: number;
   try {
     fd = fs.openSync(path, DIR_FLAGS);
   } catch (e) {
     const code = errorKind(e);
-    if (code === "ENOENT" && opts.create === true) {
-      if (makeDir(path)) opts.made?.();
-      return openDir(parent, name);
-    }
     if (code === "ENOENT") return undefined;
     if (code === "ELOOP" || code === "ENOTDIR") throw new NotOurDir(where, describe(path));
     throw e;
   }
   let dev: number;
   try {
-    const st = fs.fstatSync(fd);
+    const st = fstatOf(fd);
     dev = st.dev;
-    const device = typeof parent === "string" ? fs.statSync(parent).dev : parent.dev;
-    if (!st.isDirectory()) throw new NotOurDir(where, describe(path));
+    const device = typeof parent === "string" ? rootDevice(parent) : parent.dev;
+    if (st.kind !== "dir") throw new NotOurDir(where, describe(path));
     if (dev !== device) throw new NotOurDir(where, "another file system mounted there");
   } catch (e) {
     fs.closeSync(fd);
@@ -112,6 +115,18 @@ export function openDir(parent: string | Dir, which: DirName): Dir | undefined {
   if (fdPaths(fd)) return fdDir(where, fd, dev);
   fs.closeSync(fd);
   return checkedDir(where, path, { parent, dev });
+}
+
+// The store directory's device, by its canonical path (it is looked up once per process).
+const devices = new Map<string, number>();
+function rootDevice(root: string): number {
+  let dev = devices.get(root);
+  if (dev === undefined) {
+    dev = fs.statSync(root).dev;
+    if (devices.size > 64) devices.clear();
+    devices.set(root, dev);
+  }
+  return dev;
 }
 
 function makeDir(path: string): boolean {
@@ -168,16 +183,16 @@ function checkedDir(
 }
 
 function identity(path: string): string {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  return st?.isDirectory() ? `${st.dev}:${st.ino}` : "";
+  const st = lstatOf(path);
+  return st?.kind === "dir" ? `${st.dev}:${st.ino}` : "";
 }
 
 function describe(path: string): string {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  if (st === undefined) return "gone";
-  if (st.isSymbolicLink()) return "a symbolic link";
-  if (st.isDirectory()) return "a directory";
-  if (st.isFile()) return "a file";
+  const kind = lstatOf(path)?.kind;
+  if (kind === undefined) return "gone";
+  if (kind === "link") return "a symbolic link";
+  if (kind === "dir") return "a directory";
+  if (kind === "file") return "a file";
   return "not a directory";
 }
 

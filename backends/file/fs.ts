@@ -28,20 +28,115 @@ export interface Name {
   readonly isFile: boolean;
 }
 
+interface DenoStat {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  isFifo?: boolean | null;
+  isSocket?: boolean | null;
+  dev: number;
+  ino: number | null;
+  size: number;
+  nlink: number | null;
+  mtime: Date | null;
+}
+
 interface DenoFs {
-  lstatSync(
-    path: string,
-  ): { isFile: boolean; isDirectory: boolean; dev: number; ino: number | null };
+  lstatSync(path: string): DenoStat;
+  statSync(path: string): DenoStat;
   readDirSync(path: string): Iterable<Name>;
 }
 
-// Deno's fast calls, looked up without naming the global, which Node and Bun do not have.
+// Deno's fast calls, looked up without naming the global, which Node and Bun do not have: its
+// node:fs `lstatSync` and `fstatSync` convert every field (14 and 16-24 µs against Deno's 2.6 and
+// 4.6 µs on the project's machines).
 const DENO: DenoFs | undefined = (() => {
   const d = (globalThis as { Deno?: Partial<DenoFs> }).Deno;
-  return typeof d?.lstatSync === "function" && typeof d.readDirSync === "function"
+  return typeof d?.lstatSync === "function" && typeof d.readDirSync === "function" &&
+      typeof d.statSync === "function"
     ? d as DenoFs
     : undefined;
 })();
+
+/** What a name or an open file is. */
+export interface Stat {
+  readonly kind: "file" | "dir" | "link" | "fifo" | "socket" | "other";
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly nlink: number;
+  readonly mtimeMs: number;
+}
+
+function fromDeno(st: DenoStat): Stat {
+  const kind = st.isFile
+    ? "file"
+    : st.isDirectory
+    ? "dir"
+    : st.isSymlink
+    ? "link"
+    : st.isFifo
+    ? "fifo"
+    : st.isSocket
+    ? "socket"
+    : "other";
+  return {
+    kind,
+    dev: st.dev,
+    ino: st.ino ?? 0,
+    size: st.size,
+    nlink: st.nlink ?? 1,
+    mtimeMs: st.mtime?.getTime() ?? 0,
+  };
+}
+
+function fromNode(st: fs.Stats): Stat {
+  const kind = st.isFile()
+    ? "file"
+    : st.isDirectory()
+    ? "dir"
+    : st.isSymbolicLink()
+    ? "link"
+    : st.isFIFO()
+    ? "fifo"
+    : st.isSocket()
+    ? "socket"
+    : "other";
+  return { kind, dev: st.dev, ino: st.ino, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
+}
+
+/** What `path` names, without following it; `null` when nothing is there. */
+export function lstatOf(path: string): Stat | null {
+  if (DENO === undefined) {
+    const st = fs.lstatSync(path, { throwIfNoEntry: false });
+    return st === undefined ? null : fromNode(st);
+  }
+  try {
+    return fromDeno(DENO.lstatSync(path));
+  } catch (e) {
+    if (errorKind(e) === "ENOENT") return null;
+    throw e;
+  }
+}
+
+// Whether an open descriptor can be stat'ed through /proc (Deno with --allow-all: faster than
+// its node:fs fstat); learnt once.
+let fdStat: boolean | undefined;
+
+/** What the open file `fd` is. */
+export function fstatOf(fd: number): Stat {
+  if (DENO !== undefined && fdStat !== false) {
+    try {
+      const st = fromDeno(DENO.statSync(`/proc/self/fd/${fd}`));
+      fdStat = true;
+      return st;
+    } catch (e) {
+      if (fdStat === true) throw e;
+      fdStat = false;
+    }
+  }
+  return fromNode(fs.fstatSync(fd));
+}
 
 /** What `path` is, without following a symlink. */
 export function kindOf(path: string): Kind {
@@ -232,14 +327,16 @@ export function dirIdentity(dir: string): { dev: number; ino: number; birth: num
  * differently.
  */
 export function identityOf(path: string): string | null {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  return st === undefined ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  const st = lstatOf(path);
+  return st === null ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 /** What `factsOf` calls a regular file's identity (`<dev>:<ino>`), without following `path`. */
 export function fileIdOf(path: string): string | undefined {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  return st?.isFile() ? `${st.dev}:${st.ino}` : undefined;
+  // Most names asked about are absent: a failed lstat makes an error object (18 µs on Deno).
+  if (!fs.existsSync(path)) return undefined;
+  const st = lstatOf(path);
+  return st?.kind === "file" ? `${st.dev}:${st.ino}` : undefined;
 }
 
 /** Removes `path` if it is still the regular file `id` (`fileIdOf`); never throws. */
@@ -276,8 +373,10 @@ export function deviceOf(path: string): number | undefined {
 export function regularFileOf(
   fd: number,
 ): (FileId & { readonly size: number; readonly mtimeMs: number }) | undefined {
-  const st = fs.fstatSync(fd);
-  return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } : undefined;
+  const st = fstatOf(fd);
+  return st.kind === "file"
+    ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }
+    : undefined;
 }
 
 /**
@@ -285,40 +384,31 @@ export function regularFileOf(
  * not a regular file.
  */
 export function factsOf(fd: number): { id: string; nlink: number } | string {
-  const st = fs.fstatSync(fd);
-  if (st.isFile()) return { id: `${st.dev}:${st.ino}`, nlink: st.nlink };
-  return st.isDirectory() ? "a directory" : "not a regular file";
+  const st = fstatOf(fd);
+  if (st.kind === "file") return { id: `${st.dev}:${st.ino}`, nlink: st.nlink };
+  return st.kind === "dir" ? "a directory" : "not a regular file";
 }
 
 /** What `path` is, in words, without following it (`null`: nothing; "file": a regular file). */
 export function describeName(path: string): string | null {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  if (st === undefined) return null;
-  if (st.isFile()) return "file";
-  if (st.isDirectory()) return "a directory";
-  if (st.isSymbolicLink()) return "a symbolic link";
-  if (st.isFIFO()) return "a FIFO";
-  if (st.isSocket()) return "a socket";
+  const kind = lstatOf(path)?.kind;
+  if (kind === undefined) return null;
+  if (kind === "file") return "file";
+  if (kind === "dir") return "a directory";
+  if (kind === "link") return "a symbolic link";
+  if (kind === "fifo") return "a FIFO";
+  if (kind === "socket") return "a socket";
   return "a device";
 }
 
 /** The device and inode `path` names, without following it; `undefined` when nothing is there. */
 export function lstatId(path: string): FileId | undefined {
-  if (DENO !== undefined) {
-    try {
-      const st = DENO.lstatSync(path);
-      return { dev: st.dev, ino: st.ino ?? 0 };
-    } catch (e) {
-      if (errorKind(e) === "ENOENT") return undefined;
-      throw e;
-    }
-  }
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  return st === undefined ? undefined : { dev: st.dev, ino: st.ino };
+  const st = lstatOf(path);
+  return st === null ? undefined : { dev: st.dev, ino: st.ino };
 }
 
 /** A regular file's modification time in ms, or `undefined` when it is not one. */
 export function fileMtime(path: string): number | undefined {
-  const st = fs.lstatSync(path, { throwIfNoEntry: false });
-  return st?.isFile() ? st.mtimeMs : undefined;
+  const st = lstatOf(path);
+  return st?.kind === "file" ? st.mtimeMs : undefined;
 }

@@ -1,47 +1,10 @@
 // A per-key lock for the file backend's writes, shared by every process on the machine whatever
-// its runtime, pid namespace or container (Node and Bun have no flock, so the lock is a file).
-//
-// The API:
-// - `withLock(lockPath(root, key), key, signal, fn)` takes the key's lock, runs `fn`
-//   (synchronous) while it is held, and releases it right after, whatever `fn` does. The usual
-//   shape: a check and a link or rename, a few microseconds under the lock.
-// - `acquire(lockPath(root, key), key, signal)` and `release(held)` for a section that must
-//   await (a flush): allowed, since a holder is judged by whether it lives and holds the file,
-//   never by how long it has held it, but every other writer of the key waits meanwhile.
-// - Acquiring waits asynchronously while another process holds the lock, honours `signal` at
-//   once, and gives up after LOCK_WAIT_MS with `UnavailableError`, as it does at once for a name
-//   this library did not write.
-// - Cost, uncontended: one small file created and written, linked as the lock, its temp name
-//   unlinked, and at release one lstat and one unlink: about what creating and removing one small
-//   file costs, the inode's creation being most of it (bench/lock_bench.ts measures it).
-//
-// The scheme:
-// - A lock is the name `.<key>.lock`. Its holder writes its content into a new temp file first
-//   (`<token> <nonce> <k|p>`, see process.ts for the token), keeps that file open, and publishes
-//   it with `link`, which fails if the name is taken: a lock is therefore never empty or
-//   half-written, and whoever sees the name sees its holder. "k" says the holder also holds the
-//   file's kernel lock (`flock`, Deno only, see kernel.ts); "p" that it does not.
-// - A holder is judged by the one test that can tell from where the judge is. A "k" holder, by a
-//   judge that can try kernel locks: the kernel drops a dead holder's flock in any pid namespace.
-//   Otherwise by /proc, and only where the judge's /proc shows the holder's pid namespace (see
-//   process.ts): a holder whose process is gone is dead, and so is a live process that does not
-//   have the lock file open (a token naming an unrelated process). A holder that cannot be judged
-//   from here is never broken: the writer waits, and after LOCK_WAIT_MS says which file an
-//   operator may remove. There is no age rule: a paused holder is never broken.
-// - Breaking is itself exclusive: only the process holding `<lock>.b<hash of the dead file>` may
-//   remove the dead lock, and it removes it only while the name still holds that very file (inode
-//   and content). The break-lock is taken by the same rules, so a breaker killed mid-break is
-//   broken in turn.
-// - A lock file without content (empty, or only NUL bytes) is what a power cut leaves when the
-//   lock's name reached the disk and its content did not (the lock is never flushed: a cut ends
-//   every holder anyway). This scheme's holder never has such a lock, and a version before it
-//   (which made the file, then wrote its token) filled its own within microseconds; so one that
-//   has been without content for EMPTY_GRACE_MS is broken like a dead holder's, and a younger
-//   one is waited for. A modification time in the future does not make it younger.
-// - Anything else under a lock name (a directory, symlink, FIFO, socket or device, a file that
-//   does not hold a token) was not written by this library: it is opened only as entries are
-//   (never followed, never blocked on), and refused at once with `UnavailableError` naming the
-//   key and the file to remove. The operator's audit lists it (audit.ts).
+// its runtime, pid namespace or container: the name `.<key>.lock`, published with `link` from a
+// file that holds its holder's token. `withLock` runs a synchronous section under it, `acquire`
+// and `release` hold it across awaits. Acquiring waits while a live (or unjudgeable) holder has
+// it, honours its signal, breaks a dead holder's lock (exclusively, and only that very file),
+// and fails with `UnavailableError` after LOCK_WAIT_MS, or at once for a name this library did
+// not write. Why it is built so: docs/design/file-locks.md.
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../../store/errors.ts";
@@ -275,6 +238,12 @@ export function inspect(path: string): LockState {
   } finally {
     close(fd);
   }
+}
+
+/** Whether the regular file at `path` holds a lock's content (its staged name included). */
+export function isLockFile(path: string): boolean {
+  const content = contentOf(path);
+  return content !== undefined && LOCK_CONTENT.test(content);
 }
 
 /** Removes the lock at `path` if its holder is dead; for sweeping a directory. */

@@ -3,6 +3,7 @@
 // write cut short to replace there). The rules are chain.ts's, seen cheaply: a head with a record
 // is the tip, and only the names just above it are probed.
 
+import { existsSync } from "node:fs";
 import { CorruptError, UnavailableError } from "../../store/errors.ts";
 import { quote } from "../../store/text.ts";
 import { GENESIS, type VersionRecord } from "./envelope.ts";
@@ -21,8 +22,8 @@ export interface Tip {
   readonly seq: number;
   /** The hash it chains to. */
   readonly prev: string;
-  /** The identity of a write cut short under `seq`, which the new version replaces. */
-  readonly replace: string | undefined;
+  /** Writes cut short above the newest version (by sequence and identity), which it replaces. */
+  readonly replace: readonly { readonly seq: number; readonly id: string }[];
   /**
    * The newest version when it is a delete still kept beside the head (`.<key>.del`): its
    * identity, and whether the history lacks it (so the write links it there first).
@@ -78,9 +79,16 @@ export function unchanged(at: LookAt, seen: Seen): boolean {
   return identityOf(`${at.root}/${at.key}.md`) === seen.id;
 }
 
+/** The tip of a key whose head (with its record) is still what `seen` saw, looked at again. */
+export function reprobe(at: LookAt, seen: Seen): Tip {
+  const record = seen.record!;
+  return probe(at.history!.kd, at.key, { newest: record, base: record, pending: undefined });
+}
+
 /** Whether two tips put the new version in the same place. */
 export function sameTip(a: Tip | undefined, b: Tip | undefined): boolean {
-  return a?.seq === b?.seq && a?.prev === b?.prev && a?.replace === b?.replace &&
+  const ids = (t: Tip | undefined) => t?.replace.map((r) => r.id).join() ?? "";
+  return a?.seq === b?.seq && a?.prev === b?.prev && ids(a) === ids(b) &&
     a?.newest?.hash === b?.newest?.hash && a?.pending?.id === b?.pending?.id;
 }
 
@@ -129,9 +137,9 @@ function tipOf(at: LookAt, seen: Seen): Tip {
   return probe(h.kd, at.key, { newest, base, pending });
 }
 
-// The names just above `base`: a write cut short there (a second name) is replaced; versions
-// without one were committed and rolled back by hand, so the new one goes above them, chained to
-// `base`, and they stay for check to report.
+// The names just above `base`. Writes cut short there (a second name: their staged file) are
+// replaced, all of them; versions without one were committed and rolled back by hand, so the new
+// one goes above them, chained to `base`, and they stay for check to report.
 function probe(
   kd: Dir | undefined,
   key: string,
@@ -143,30 +151,33 @@ function probe(
 ): Tip {
   const start = (from.base?.seq ?? 0) + 1;
   const prev = from.base?.hash ?? GENESIS;
-  let seq = start;
-  let top: { seq: number; id: string; cutShort: boolean } | undefined;
-  for (; kd !== undefined; seq++) {
-    const o = openFile(kd.at(versionName(seq)));
+  const found: { seq: number; id: string; cutShort: boolean }[] = [];
+  for (let seq = start; kd !== undefined; seq++) {
+    const at = kd.at(versionName(seq));
+    // Nothing there is the common case, and a failed open costs an error object; a dangling
+    // symlink answers false too, and the link that then meets it fails safely.
+    if (!existsSync(at)) break;
+    const o = openFile(at);
     if ("absent" in o) break;
     if ("denied" in o) {
       // One this process may not read: never replaced, the new version goes above it.
-      top = { seq, id: "", cutShort: false };
+      found.push({ seq, id: "", cutShort: false });
       continue;
     }
     if ("other" in o) {
       throw refusal(key, `${kd.where}/${versionName(seq)} is ${o.other}, not a version file`);
     }
     close(o.fd);
-    top = { seq, id: o.facts.id, cutShort: o.facts.nlink >= 2 };
+    found.push({ seq, id: o.facts.id, cutShort: o.facts.nlink >= 2 });
   }
-  const replace = top?.cutShort === true ? top : undefined;
-  return {
-    newest: from.newest,
-    seq: replace?.seq ?? seq,
-    prev,
-    replace: replace?.id,
-    pending: from.pending,
-  };
+  const orphans = found.some((f) => !f.cutShort);
+  const top = found.at(-1);
+  // Without rolled-back versions, every write cut short goes and the new one takes the first place.
+  const replace = orphans
+    ? top?.cutShort === true ? [top] : []
+    : found.map(({ seq, id }) => ({ seq, id }));
+  const seq = !orphans ? start : top!.cutShort ? top!.seq : top!.seq + 1;
+  return { newest: from.newest, seq, prev, replace, pending: from.pending };
 }
 
 /** Opens the history directory and the key's, making them when `create`; undefined: missing. */

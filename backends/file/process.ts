@@ -1,16 +1,7 @@
-// Which process wrote a temp file or holds a lock, and whether that process is still alive, so
-// that what a killed process left behind can be cleaned up without ever racing a live one.
-//
-// A holder is named by a token `<pid>-<start>-<where>`: its process id as this machine's /proc
-// shows it, its start time in clock ticks since boot (so a reused pid is told apart), and a short
-// hash of where those two mean something: the boot id, the holder's pid and time namespaces, and
-// the device of the /proc it read them from. A pid is only meaningful in the /proc it came from:
-// inside `unshare -p` without a /proc of its own, `process.pid` is 1 while /proc shows the host's
-// pids, so the token takes its pid from /proc itself (`/proc/self`), never from `process.pid`.
-// A judge decides a holder's liveness only when its own `<where>` is the token's; anywhere else
-// (another container, another boot, no readable /proc, a /proc that hides other users' processes
-// and does not show this pid) it is "unknown", and callers must never take an unknown holder for
-// a dead one.
+// Which process wrote a temp file or holds a lock, and whether it is still alive, so that what a
+// killed process left behind is cleaned up without ever racing a live one. A token is
+// `<pid>-<start>-<where>`; a judge decides only where its own `<where>` is the token's, and
+// "unknown" is never taken for "dead" (docs/design/file-locks.md).
 
 import { createHash } from "node:crypto";
 import { errorKind } from "../../store/text.ts";

@@ -95,6 +95,35 @@ export function splitFile(
 }
 
 /**
+ * A key file's entry bytes, its version record line (when it has one) skipped unread: what a
+ * plain read needs, without parsing the record.
+ *
+ * @throws {CorruptError} when a record line is there but not ended, or the entry is over the limit.
+ */
+export function entryPart(bytes: Uint8Array, key: string): Uint8Array {
+  let entry = bytes;
+  if (hasRecord(bytes)) {
+    const end = bytes.indexOf(0x0a);
+    if (end < 0 || end > MAX_RECORD_BYTES) {
+      throw new CorruptError(
+        `[memory:file] Cannot parse memory ${quote(key)}: its version record line is cut short`,
+        { key },
+      );
+    }
+    entry = bytes.subarray(end + 1);
+  }
+  if (entry.length > MAX_ENTRY_BYTES) {
+    throw new CorruptError(
+      `[memory:file] Cannot parse memory ${
+        quote(key)
+      }: the entry has more than ${MAX_ENTRY_BYTES} bytes, the limit of an entry`,
+      { key },
+    );
+  }
+  return entry;
+}
+
+/**
  * The description in a key's header, reading as little of the file as the header needs.
  * `undefined` when the file vanished, may not be read or has no valid header: listing skips it,
  * as one bad file must not hide every other memory (read() of it reports the failure).

@@ -5,7 +5,7 @@
 // evidence of a write cut short (chain.ts): that version goes first, under the key's lock, at a
 // store's open. Locks go only when their holder is judged dead (lock.ts).
 
-import { breakIfDead, isLockName, lockPath, release, tryAcquire } from "./lock.ts";
+import { breakIfDead, isLockFile, isLockName, lockPath, release, tryAcquire } from "./lock.ts";
 import { fileIdOf, fileMtime, listNames, removeIfSame } from "./fs.ts";
 import { liveness } from "./process.ts";
 import { HISTORY_DIR, keyOfTemp, TEMP_SUFFIX, versionName } from "./names.ts";
@@ -68,9 +68,8 @@ function deadTemp(root: string, name: string): "alone" | "linked" | undefined {
   }
   const st = fs.lstatSync(path, { throwIfNoEntry: false });
   if (st === undefined || !st.isFile()) return undefined;
-  // A lock's own staged file (lock.ts) is never a version.
-  const lockTemp = /\.lock\.[^.]+\.[0-9a-f]+\.tmp$/.test(name);
-  return st.nlink > 1 && !lockTemp ? "linked" : "alone";
+  // A lock's own file (lock.ts) is never a version.
+  return st.nlink > 1 && !isLockFile(path) ? "linked" : "alone";
 }
 
 // A dead writer's temp file that has another name: if that name is a version above its key's

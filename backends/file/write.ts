@@ -34,7 +34,16 @@ import { splitFile } from "./read.ts";
 import { revisionOf } from "./revision.ts";
 import { selfToken } from "./process.ts";
 import { churn, exists, occupied, stale } from "./refusals.ts";
-import { historyDirs, look, type LookAt, refusal, sameTip, type Seen, unchanged } from "./look.ts";
+import {
+  historyDirs,
+  look,
+  type LookAt,
+  refusal,
+  reprobe,
+  sameTip,
+  type Seen,
+  unchanged,
+} from "./look.ts";
 import type { ExpiredIndex } from "./cut.ts";
 import { prune } from "./retention.ts";
 
@@ -98,8 +107,10 @@ export interface WriteConfig {
 interface Attempt {
   readonly req: WriteRequest;
   readonly entry: Uint8Array;
-  /** The key's lock, when this try holds it from the start. */
-  readonly held: HeldLock | undefined;
+  /** Whether this try holds the key's lock from its look on. */
+  readonly lookedLocked: boolean;
+  /** The key's lock while this try holds it; whoever releases it clears it. */
+  readonly lock: { held: HeldLock | undefined };
 }
 
 /** The writes of one file store. */
@@ -119,11 +130,12 @@ export class Writer {
       // writing meanwhile is then written holding the lock from the look on, which always
       // makes progress.
       const held = attempt > 1 && this.#locks(req) ? await this.#lock(req) : undefined;
+      const lock = { held };
       try {
-        const r = await this.#attempt({ req, entry, held });
+        const r = await this.#attempt({ req, entry, lookedLocked: held !== undefined, lock });
         if (r !== "retry") return r;
       } finally {
-        if (held !== undefined) release(held);
+        if (lock.held !== undefined) release(lock.held);
       }
       if (attempt >= MAX_ATTEMPTS || req.call.signal?.aborted) throw churn(req.key);
     }
@@ -209,29 +221,34 @@ export class Writer {
         });
       }
       if (creating) slot ??= reserve();
-      const lock = a.held ?? (this.#locks(a.req) ? await this.#lock(a.req) : undefined);
+      if (a.lock.held === undefined && this.#locks(a.req)) a.lock.held = await this.#lock(a.req);
+      let placed: Placed;
       try {
-        if (a.held === undefined && lock !== undefined && !this.#still(s.at, seen)) return "retry";
-        abortCheck("file", op, key, call.signal);
-        const placed = await this.#place({ key, op, seen, temp, kd: s.dirs?.kd, rule: a.req.rule });
-        if (placed === "retry" || placed === "nothing") {
-          return placed === "retry" ? "retry" : { done: false, seq: 0 };
+        if (!a.lookedLocked && a.lock.held !== undefined && !this.#still(s.at, seen)) {
+          return "retry";
         }
+        abortCheck("file", op, key, call.signal);
+        const p = await this.#place({ key, op, seen, temp, kd: s.dirs?.kd, rule: a.req.rule });
+        if (p === "retry" || p === "nothing") {
+          return p === "retry" ? "retry" : { done: false, seq: 0 };
+        }
+        placed = p;
         temp = placed.temp;
         if (placed.kd !== s.dirs?.kd) made = placed.kd;
         slot?.linked();
         slot = undefined;
-        await this.#flush(placed);
-        if (placed.kd !== undefined) {
-          for (const id of placed.absorbed) {
-            removeIfSame(`${this.#c.root}/${pendingDeleteName(key)}`, id);
-          }
-          if (tip !== undefined && tip.seq % PRUNE_EVERY === 0) {
-            await prune(placed.kd, { key, retention: this.#c.history!, top: tip.seq });
-          }
+        if (placed.kd !== undefined && tip !== undefined && tip.seq % PRUNE_EVERY === 0) {
+          await prune(placed.kd, { key, retention: this.#c.history!, top: tip.seq });
         }
       } finally {
-        if (a.held === undefined && lock !== undefined) release(lock);
+        // Released before the flush: the next writer of the key flushes what it builds on.
+        if (a.lock.held !== undefined) release(a.lock.held);
+        a.lock.held = undefined;
+      }
+      await this.#flush(placed);
+      // What the history now holds (flushed above) goes from beside the head.
+      for (const id of placed.absorbed) {
+        removeIfSame(`${this.#c.root}/${pendingDeleteName(key)}`, id);
       }
     } finally {
       slot?.released();
@@ -247,6 +264,7 @@ export class Writer {
   }
 
   // Under the lock: whether the key is as the unlocked look saw it (else the write looks again).
+  // The same head file means the same tip; only the names above it are looked at again.
   #still(at: LookAt, seen: Seen): boolean {
     if (!unchanged(at, seen)) return false;
     if (seen.tip === undefined || at.history === undefined) return true;
@@ -258,7 +276,7 @@ export class Writer {
       now.hd?.close();
       if (!none) return false;
     }
-    return sameTip(seen.tip, look(at).tip);
+    return sameTip(seen.tip, seen.record !== undefined ? reprobe(at, seen) : look(at).tip);
   }
 
   // Puts the staged file in place; returns what it did for the flush and the steps after it.
@@ -289,18 +307,20 @@ export class Writer {
         if (tip.pending.link) link(`${root}/${pendingDeleteName(key)}`, into);
         absorbed.push(tip.pending.id);
       }
-      if (
-        seen.record !== undefined && this.#relinkHead(kd, { key, seen, head }) && this.#c.durable
-      ) {
-        // On disk before the head moves on: a cut could otherwise lose that version.
+      const relinked = seen.record !== undefined && this.#relinkHead(kd, { key, seen, head });
+      if (this.#c.durable && (relinked || (!madeDirs && p.kd !== undefined))) {
+        // The versions this one builds on (the head's own, a delete it absorbs) on disk before
+        // the head moves on: a cut can then never keep a head whose predecessor it lost. Usually
+        // nothing is left to flush (the last write's flush covered it), and it returns at once.
         await syncOpenDir(kd);
       }
     }
     const temp = p.temp;
     const version = kd?.at(versionName(tip?.seq ?? 0));
-    if (tip?.replace !== undefined) {
-      removeIfSame(version!, tip.replace);
-      absorbed.push(tip.replace);
+    for (const r of tip?.replace ?? []) {
+      removeIfSame(kd!.at(versionName(r.seq)), r.id);
+      // A delete cut short has a name beside the head too.
+      absorbed.push(r.id);
     }
     try {
       if (op === "create") {
@@ -370,11 +390,16 @@ export class Writer {
     return true;
   }
 
+  // The store's directory (group commit); the key's history directory only where a version
+  // must be on disk before this write is done (a key's first, whose directories are new; a delete,
+  // whose version goes from beside the head after it; a delete absorbed): any other version is
+  // its head until the next write of the key, which flushes it first (#place).
   async #flush(p: Placed): Promise<void> {
     if (!this.#c.durable) return;
+    const own = p.kd !== undefined && (p.madeDirs || p.absorbed.length > 0);
     await Promise.all([
       this.#c.rootSync.flush(),
-      p.kd === undefined ? undefined : syncOpenDir(p.kd),
+      own ? syncOpenDir(p.kd!) : undefined,
       p.madeDirs ? this.#c.historySync.flush() : undefined,
     ]);
   }
