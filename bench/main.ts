@@ -48,7 +48,11 @@ async function main(): Promise<number> {
   if (suites.includes("main")) await runMain(ctx);
   if (suites.includes("lists")) await runLists(ctx);
   const trials = quick ? 1 : config.trials;
-  const micro = await suite(ctx, "micro", () => runMicro({ ...ctx, quick, trials }));
+  const micro = await suite(
+    ctx,
+    "micro",
+    () => runMicro({ ...ctx, quick, trials, backends: config.backends }),
+  );
   const peerTrials = Math.min(3, trials);
   const peers = await suite(ctx, "peers", () => runPeers({ ...ctx, quick, trials: peerTrials }));
   progress("");

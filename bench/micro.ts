@@ -36,7 +36,14 @@ export interface MicroRow {
 export type MicroResult = Awaited<ReturnType<typeof runMicro>>;
 
 type Nats = NatsConnection | undefined;
-type Context = { quick: boolean; trials: number; work: string; locations: Locations; nc?: Nats };
+type Context = {
+  quick: boolean;
+  trials: number;
+  work: string;
+  locations: Locations;
+  nc?: Nats;
+  backends?: readonly Backend[];
+};
 type Trial = Record<string, number>;
 type Open = (location: Location) => Promise<Target>;
 
@@ -48,8 +55,9 @@ const RBU = "update, readBeforeUpdate on";
 /** Runs every section; `work` is a scratch directory today's library is extracted into. */
 export async function runMicro(o: Context) {
   const [rows, notes]: [MicroRow[], string[]] = [[], []];
-  for (const backend of ["file", "jetstream"] as const) {
+  for (const backend of o.backends ?? ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
+    if (backend === "file") rows.push(await readSection(o));
     if (backend === "file") rows.push(await rbuSection(o));
     rows.push(...await historySections(o, backend));
     if (backend === "file") rows.push(...await lengthSections(o));
@@ -109,6 +117,25 @@ async function existsSection(o: Context, backend: Backend): Promise<MicroRow> {
   };
   await time(keys.slice(0, 10), { read: p.library.read }); // warm-up
   return await refusalRow(o, "exists", backend, () => keys, exists, p.library.read);
+}
+
+// A read in one process against the floor's (one readFileSync and a split), taking turns key by
+// key over the same 200 entries of 1 KiB: the file backend's single-process read target.
+async function readSection(o: Context): Promise<MicroRow> {
+  const keys = keysOf("r", o.quick ? 50 : 200);
+  await using p = await pair(o, "file", keys);
+  const calls = { read: p.library.read, "raw read": p.floor.read };
+  await time(keys, calls); // warm-up
+  const trials: Trial[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    const sum: Trial = {};
+    for (let rep = 0; rep < (o.quick ? 2 : 20); rep++) {
+      const one = await time(keys, calls);
+      for (const [k, v] of Object.entries(one)) sum[k] = (sum[k] ?? 0) + v / (o.quick ? 2 : 20);
+    }
+    trials.push(sum);
+  }
+  return row("read", "file", trials, "read", "raw read");
 }
 
 // A refused create (`refused`) against a read, over the keys `keys(trial)` gives.

@@ -144,13 +144,18 @@ function listRows(lists: ListRecord[]) {
 const row = (goal: string, measured: string, met: boolean | null) => ({ goal, measured, met });
 const notMeasured = (goal: string) => row(goal, "not measured", null);
 
-// Create and update at least 0.9x the floor's throughput; a read at most 1.5x (file) or 1.1x
-// (jetstream) the floor's time, the inverse of the throughput ratio.
+// The floors' throughput: file create and update at least 0.8x, delete 0.5x, a read at most 2x
+// the time (4 processes; issue 28); jetstream create and update 0.9x, a read at most 1.1x the
+// floor's time (the inverse of the throughput ratio).
+const OP_TARGETS = {
+  file: { create: 0.8, update: 0.8, delete: 0.5, read: 1 / 2 },
+  jetstream: { create: 0.9, update: 0.9, read: 1 / 1.1 },
+} as const;
+
 function operationTargets(rows: RatioRow[]): TargetRow[] {
   return (["file", "jetstream"] as const).flatMap((backend) =>
-    (["create", "update", "read"] as const).map((op) => {
+    (Object.entries(OP_TARGETS[backend]) as [RatioRow["op"], number][]).map(([op, min]) => {
       const found = rows.filter((r) => r.backend === backend && r.op === op);
-      const min = op !== "read" ? 0.9 : backend === "file" ? 1 / 1.5 : 1 / 1.1;
       const goal = op === "read"
         ? `${backend} read time <= ${(1 / min).toFixed(1)}x ${backend}-raw (the floor)`
         : `${backend} ${op} >= ${min}x ${backend}-raw`;
@@ -232,7 +237,7 @@ function fileListBytes(list: ListRow[], lists: ListRecord[]): TargetRow {
 // and the most the ratio may be.
 const RATIO_TARGETS: Record<string, readonly [string, number]> = {
   exists: ["create of an existing key <= 1.5x a read", 1.5],
-  "history update": ["update with history <= 1.3x one without (both durable)", 1.3],
+  read: ["read in one process <= 1.5x the floor's (one readFileSync and a split)", 1.5],
   "history list": ["list() with 20 versions per entry <= 1.05x a store with none", 1.05],
   "history length update": ["update of a key with 5,000 versions <= 1.1x one with 5", 1.1],
   "history length delete": ["delete of a key with 5,000 versions <= 1.1x one with 5", 1.1],
@@ -247,6 +252,12 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
   const reference = inflight ? JSON.parse(Deno.readTextFileSync(REFERENCE)).median : {};
   return rows.map(({ section, backend, values, ratio }) => {
     const [spread, value] = [fmtSpread(ratio), (label: string) => values[label] as number];
+    if (section === "history update") {
+      // The file backend's target is issue 28's; jetstream's stays.
+      const most = backend === "file" ? 1.15 : 1.3;
+      const goal = `${backend} update with history <= ${most}x one without (both durable)`;
+      return row(goal, spread, ratio.median <= most);
+    }
     const byRatio = RATIO_TARGETS[section];
     if (byRatio) return row(`${backend} ${byRatio[0]}`, spread, ratio.median <= byRatio[1]);
     switch (section) {
@@ -282,8 +293,8 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
     const op = section.slice("inflight ".length);
     const [fixed, live] = [value("library") / reference[op], ratio.of.endsWith("today's library")];
     const measured = `${live ? `${spread}; ` : ""}${fixed.toFixed(2)}x the recorded reference`;
-    const goal = `file ${op}, 16 in flight, >= 1.5x today's library`;
-    return row(goal, measured, (live ? ratio.median : fixed) >= 1.5);
+    const goal = `file ${op}, 16 in flight, >= 0.8x the recorded reference (before history)`;
+    return row(goal, measured, fixed >= 0.8);
   });
 }
 

@@ -4,6 +4,7 @@
 // docs/design/file-locks.md.
 
 import { checkCapacity } from "../../store/validate.ts";
+import { MAX_ENTRIES } from "../../store/limits.ts";
 import { listNames } from "./fs.ts";
 import { keyOf } from "./names.ts";
 
@@ -67,10 +68,18 @@ export class CapacityCheck {
     return { linked: () => settle(true), released: () => settle(false) };
   }
 
+  // Names already found to be legal keys' files: each is validated once per handle.
+  readonly #legal = new Set<string>();
+
   #countNow(): number {
     let n = 0;
     for (const { name, isFile } of listNames(this.#root)) {
-      if (isFile && keyOf(name) !== undefined) n++;
+      if (!isFile || name.charCodeAt(0) === 0x2e || !name.endsWith(".md")) continue;
+      if (this.#legal.has(name)) n++;
+      else if (keyOf(name) !== undefined) {
+        n++;
+        if (this.#legal.size < 4 * MAX_ENTRIES) this.#legal.add(name);
+      }
     }
     return n;
   }

@@ -51,12 +51,16 @@ export async function prune(
     const ats: number[] = [];
     const hashes: string[] = [];
     let prev = record?.hash;
+    const cutoff = Date.now() - p.retention.days * DAY_MS;
     for (let s = cutSeq + 1; s < keepFrom && ats.length < MAX_CUT; s++) {
       const f = readVersionFile(kd.at(versionName(s)), { key: p.key, seq: s, verify: false });
       if (typeof f === "string" || f.record?.seq !== s) break;
       if (prev !== undefined && f.record.prev !== prev) break;
+      const at = Date.parse(f.record.at);
+      // The oldest run only: one that must stay ends it (reading on would cost, not cut).
+      if (p.retention.days > 0 && !(at < cutoff)) break;
       prev = f.record.hash;
-      ats.push(Date.parse(f.record.at));
+      ats.push(at);
       hashes.push(f.record.hash);
     }
     const n = cutCount(p.retention, {

@@ -217,6 +217,7 @@ export class Writer {
       if (op !== "delete" || tip !== undefined) {
         temp = await this.#stage(key, bytes, {
           evidence: tip !== undefined,
+          ...(s.dirs?.kd === undefined ? {} : { kd: s.dirs.kd }),
           ...(creating && !this.#c.capacity.crowded ? { meanwhile: reserve } : {}),
         });
       }
@@ -308,10 +309,9 @@ export class Writer {
         absorbed.push(tip.pending.id);
       }
       const relinked = seen.record !== undefined && this.#relinkHead(kd, { key, seen, head });
-      if (this.#c.durable && (relinked || (!madeDirs && p.kd !== undefined))) {
-        // The versions this one builds on (the head's own, a delete it absorbs) on disk before
-        // the head moves on: a cut can then never keep a head whose predecessor it lost. Usually
-        // nothing is left to flush (the last write's flush covered it), and it returns at once.
+      if (this.#c.durable && relinked) {
+        // On disk before the head moves on: a cut could otherwise lose that version. (The version
+        // the head had when this write looked was flushed while it staged.)
         await syncOpenDir(kd);
       }
     }
@@ -423,14 +423,18 @@ export class Writer {
   async #stage(
     key: string,
     bytes: Uint8Array,
-    o: { readonly evidence: boolean; readonly meanwhile?: () => void },
+    o: { readonly evidence: boolean; readonly kd?: Dir; readonly meanwhile?: () => void },
   ): Promise<string> {
     const temp = `${this.#c.root}/${tempName(key, selfToken())}`;
     const fd = createWith(temp, bytes, FILE_MODE);
     try {
+      const durable = o.evidence && this.#c.durable;
       const flushed = Promise.all([
         syncData(fd),
-        o.evidence && this.#c.durable ? this.#c.rootSync.flush() : undefined,
+        durable ? this.#c.rootSync.flush() : undefined,
+        // The version the head has now was linked before this write looked: on disk before the
+        // head moves on, so a cut can never keep a head whose predecessor it lost.
+        durable && o.kd !== undefined ? syncOpenDir(o.kd) : undefined,
       ]);
       try {
         o.meanwhile?.();
