@@ -55,8 +55,8 @@ export async function deleteKey(h: Handle, x: DeleteCall): Promise<boolean> {
     }
     // A looked-at key was live just before its marker: one key fewer. A scope's revision is
     // trusted for the write, not for the bound.
-    h.capacity.wrote(before, marker, guess ? 0 : -1);
-    h.history.deleted(key, { marker, v });
+    h.capacity.wrote(before, { seq: marker, added: guess ? 0 : -1 });
+    h.history.deleted(key, { marker, v, over: over.revision });
     return true;
   }
 }

@@ -25,7 +25,7 @@ import { instanceOf } from "./bind.ts";
 import { getMessage, type MessageSource } from "./messages.ts";
 import { VERSION_HEADER_BYTES } from "./provenance.ts";
 import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
-import type { HistoryStep, Written } from "./step.ts";
+import type { HistoryStep, Landed } from "./step.ts";
 import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
 import type { WriteTarget } from "./write.ts";
 
@@ -139,7 +139,7 @@ export class Handle {
    */
   wrote(
     x: CallAt,
-    w: { readonly key: string; readonly revision: number; readonly v: Written },
+    w: { readonly key: string; readonly revision: number } & Landed,
   ): void {
     this.record(x, w);
     this.history.wrote(w.key, w);
