@@ -1,7 +1,7 @@
-// What a jetstream create is made of, in one process, each part timed next to the others key by
-// key (BENCH.md, "What stands in the way"): the floor's create alone; the floor with what the
-// library adds, an exact count (a stream info) and the read of what a new version chains to (a
-// direct get of the key's history subject) beside it, then the create; and the library's create.
+// Jetstream single-process rows: what a create is made of, each part timed next to the others key
+// by key (the floor's create alone; the floor with what the library adds, an exact count and the
+// read of what a new version chains to beside it, then the create; the library's create), and an
+// update of a key with 5,000 versions against one with 5.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -9,6 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import type { Locations } from "./_location.ts";
 import { openStore } from "./_location.ts";
 import { median, ratios } from "./_stats.ts";
+import { Scope } from "../mod.ts";
 import { entriesOf } from "./_target.ts";
 import type { MicroRow } from "./micro.ts";
 
@@ -65,5 +66,65 @@ export async function createPartsSection(o: {
     unit: "µs/op",
     values,
     ratio: { of: "library create / raw + count + link", ...spread },
+  };
+}
+
+/**
+ * An update of a key with 5,000 versions against one of a key with 5 (issue 27: cost independent
+ * of history length), key by key in turn, through one handle with the default retention.
+ */
+export async function historyLengthSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  await using location = await o.locations.fresh("jetstream");
+  const store = await openStore(location, nc, true);
+  const scope = new Scope();
+  const write = (key: string, i: number) =>
+    store.update(key, DESCRIPTION, `${ENTRIES.updateContent.slice(8)}${i}`, { scope });
+  const long = o.quick ? 500 : 5_000;
+  for (const key of ["long", "short"]) {
+    await store.create(key, DESCRIPTION, ENTRIES.createContent, { scope });
+  }
+  for (let i = 1; i < long; i++) await write("long", i);
+  for (let i = 1; i < 5; i++) await write("short", i);
+  // Timed once the long key's versions have moved (its moves run after the updates answer).
+  const jsm = await jetstreamManager(nc);
+  const subject = `$KV.${location.bucket}.long`;
+  for (const end = Date.now() + 60_000; Date.now() < end;) {
+    const info = await jsm.streams.info(`KV_${location.bucket}`, { subjects_filter: subject });
+    if ((info.state.subjects?.[subject] ?? 0) <= 16) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    const total: Record<string, number> = {};
+    const n = o.quick ? 16 : 64;
+    for (let i = 0; i < n; i++) {
+      for (const key of ["long", "short"]) {
+        const t0 = performance.now();
+        await write(key, i);
+        total[key] = (total[key] ?? 0) + performance.now() - t0;
+      }
+    }
+    const label = (key: string) =>
+      key === "long" ? `${long.toLocaleString("en-US")} versions` : "5 versions";
+    trials.push(
+      Object.fromEntries(Object.entries(total).map(([k, ms]) => [label(k), (ms * 1000) / n])),
+    );
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const [a, b] = labels as [string, string];
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
+  return {
+    section: "history length",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: `${a} / ${b}`, ...spread },
   };
 }

@@ -267,6 +267,7 @@ const RATIO_TARGETS: Record<string, readonly [string, number]> = {
   "history list": ["list() with 20 versions per entry <= 1.05x a store with none", 1.05],
   "history deleted": ["list() with 3,000 deleted keys in retention <= 1.5x a clean prefix", 1.5],
   full: ["create refused by a full store <= 5x a read", 5],
+  "history length": ["update of a key with 5,000 versions <= 1.1x one with 5", 1.1],
 };
 
 // The single-process targets. The 16-in-flight ones are judged against today's library run in

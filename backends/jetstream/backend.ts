@@ -155,11 +155,6 @@ export class JetStreamBackend implements BackendOps {
       (d) => deleteKey(this.#h, { key, call, seen, d }),
     );
   }
-
-  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
-  settled(): Promise<void> {
-    return this.#h.history instanceof Keeper ? this.#h.history.settled() : Promise.resolve();
-  }
 }
 
 function encoded(w: ValidWrite): Uint8Array {

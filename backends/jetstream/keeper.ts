@@ -213,21 +213,6 @@ export class Keeper implements HistoryStep {
     });
   }
 
-  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
-  async settled(): Promise<void> {
-    while (
-      this.#moving.size > 0 || this.#queued.size > 0 || this.#emptying.size > 0 ||
-      this.#sweeping !== undefined
-    ) {
-      await Promise.all([...this.#moving.values(), ...this.#emptying.values(), this.#sweeping]);
-      if (this.#moving.size === 0 && this.#queued.size > 0) {
-        const next = this.#queued.values().next().value as string;
-        this.#queued.delete(next);
-        this.moveSoon(next);
-      }
-    }
-  }
-
   async #move(key: string): Promise<void> {
     const { moved, head } = await moveKey(this.target, { key, run: this.#known.get(key)?.run });
     if (head === undefined) return;
