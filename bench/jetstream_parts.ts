@@ -128,3 +128,80 @@ export async function historyLengthSection(o: {
     ratio: { of: `${a} / ${b}`, ...spread },
   };
 }
+
+/**
+ * What a jetstream delete costs, in one process: its answer against the floor's (a look, then a
+ * revision-checked delete), and what its move does after it answered (requests per delete, and
+ * the time until every deleted key's history is in the history stream), over keys of 9 versions.
+ */
+export async function deletePartsSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const jsm = await jetstreamManager(nc);
+  const n = o.quick ? 20 : 100;
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    await using location = await o.locations.fresh("jetstream");
+    const bucket = location.bucket as string;
+    const store = await openStore(location, nc, true);
+    const kv = await new Kvm(nc).open(bucket);
+    const scope = new Scope();
+    const keys = Array.from({ length: n }, (_, i) => `d${i}`);
+    for (const key of keys) {
+      await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
+      await kv.create(`r${key}`, ENTRIES.createBytes);
+      for (let v = 0; v < 8; v++) {
+        await store.update(`l${key}`, DESCRIPTION, `${ENTRIES.updateContent}${v}`, { scope });
+        await kv.put(`r${key}`, ENTRIES.updateBytes);
+      }
+    }
+    let requests = 0;
+    // Requests and publishes (not their answers), but this section's own look at the history.
+    const counted = (subject: string) =>
+      /^\$(JS\.API|KV|KVH)\./.test(subject) && !subject.includes(`INFO.KVH_${bucket}`);
+    const sub = nc.subscribe(">", { callback: (_, m) => void (counted(m.subject) && requests++) });
+    await nc.flush();
+    const t0 = performance.now();
+    for (const key of keys) await store.delete(`l${key}`, { scope });
+    const answered = performance.now();
+    // The moves run after the deletes answered: until every key's history holds its delete.
+    for (const end = Date.now() + 60_000; Date.now() < end;) {
+      const info = await jsm.streams.info(`KVH_${bucket}`, {
+        subjects_filter: `$KVH.${bucket}.>`,
+      });
+      if (Object.keys(info.state.subjects ?? {}).length >= n) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const moved = performance.now();
+    await nc.flush();
+    sub.unsubscribe();
+    const r0 = performance.now();
+    for (const key of keys) {
+      const entry = await kv.get(`r${key}`);
+      await kv.delete(`r${key}`, { previousSeq: entry!.revision });
+    }
+    const raw = performance.now();
+    trials.push({
+      "library delete": ((answered - t0) * 1000) / n,
+      "raw delete": ((raw - r0) * 1000) / n,
+      "moves after, per delete": ((moved - answered) * 1000) / n,
+      "requests per delete": requests / n,
+    });
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const { trials: _, ...spread } = ratios(
+    trials.map((t) => [t["library delete"], t["raw delete"]]),
+  );
+  return {
+    section: "delete parts",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: "library delete / raw delete", ...spread },
+  };
+}

@@ -311,6 +311,16 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
           } µs (${spread} of that)`;
         return row(goal, measured, null);
       }
+      case "delete parts": {
+        const us = (label: string) => Math.round(value(label)).toLocaleString("en-US");
+        const goal = "jetstream delete, one process: its answer, and its move after it";
+        const measured = `answers in ${us("library delete")} µs (${spread} of the floor's ${
+          us("raw delete")
+        } µs); then its move, ${
+          value("requests per delete").toFixed(1)
+        } requests per delete in all, takes ${us("moves after, per delete")} µs per delete`;
+        return row(goal, measured, null);
+      }
       case "history read": {
         // The 2 ms target is the file backend's; jetstream's is reported (a few requests).
         const [ms, file] = [value("history(key)") / 1000, backend === "file"];

@@ -97,6 +97,8 @@ export class Handle {
   readonly c: BackendConfig;
   readonly ks: Keyspace;
   readonly capacity = new CapacityBound();
+  /** Whether a delete's guess (the revision its run saw) was last found stale (delete.ts). */
+  readonly guesses = { contended: false };
   /** The history step of every write. */
   readonly history: HistoryStep;
   // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
