@@ -30,7 +30,8 @@ import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/build.ts";
 import { FileBackend } from "./file/backend.ts";
 import { sweepDir } from "./file/sweep.ts";
-import { dirIdentity, makeDir, realPath } from "./file/fs.ts";
+import { dirIdentity, kindOf, makeDir, realPath } from "./file/fs.ts";
+import { HISTORY_DIR } from "./file/names.ts";
 
 /** Options of the file backend. */
 export interface FileStoreOptions extends VersionedStoreOptions {
@@ -129,13 +130,22 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
       { cause: e },
     );
   }
-  if (!readOnly) sweepDir(root);
-  // Let a microtask pass, so that opening is asynchronous whatever the I/O layer does.
-  await Promise.resolve();
-  const store = buildStore(
-    new FileBackend({ root, durable, readBeforeUpdate, writable: !readOnly, history }),
-    { review },
-  );
+  if (!readOnly && history === undefined && kindOf(`${root}/${HISTORY_DIR}`) !== null) {
+    // A handle without history would write over kept versions without recording its writes.
+    throw new ConfigError(
+      `[memory:file] Cannot open the memory directory for writing with option "history" false: it keeps history (${HISTORY_DIR}); open it with history on (the default), or with readOnly: true`,
+    );
+  }
+  if (!readOnly) await sweepDir(root);
+  const backend = new FileBackend({
+    root,
+    durable,
+    readBeforeUpdate,
+    writable: !readOnly,
+    history,
+  });
+  await backend.opened();
+  const store = buildStore(backend, { review });
   return readOnly ? readOnlyStore(store) : store;
 }
 
