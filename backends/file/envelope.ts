@@ -51,7 +51,7 @@ export function encodeVersion(
   version: RecordFields & { readonly key: string },
   entry: Uint8Array,
 ): { record: VersionRecord; bytes: Uint8Array } {
-  const { key, ...fields } = version;
+  const { key: _key, ...fields } = version;
   const hash = chainHash(fields.prev, version, entry, CHAIN_FORMAT);
   const record: VersionRecord = { ...fields, format: CHAIN_FORMAT, hash };
   const line = ENCODER.encode(
