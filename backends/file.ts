@@ -23,13 +23,15 @@ import { errorKind } from "../store/text.ts";
 import { ConfigError } from "../store/errors.ts";
 import { decodeOptions } from "../store/options.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import { registerBackend } from "../store/registry.ts";
 import type { Store } from "../store/types.ts";
 import { buildStore, readOnlyStore } from "../store/build.ts";
 import { FileBackend } from "./file/backend.ts";
 import { sweepDir } from "./file/sweep.ts";
-import { dirIdentity, makeDir, realPath } from "./file/fs.ts";
+import { dirIdentity, kindOf, makeDir, realPath } from "./file/fs.ts";
+import { HISTORY_DIR } from "./file/names.ts";
 
 /** Options of the file backend. */
 export interface FileStoreOptions extends VersionedStoreOptions {
@@ -60,6 +62,7 @@ const FILE_OPTIONS = {
   },
   readOnly: { type: "boolean", description: "never create or write anything (default false)" },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
 } as const;
 
 const BACKEND = "file";
@@ -109,6 +112,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
   const decoded = decodeOptions(BACKEND, options, FILE_OPTIONS);
   const { dir, durable = true, readBeforeUpdate = false, readOnly = false } = decoded;
   const history = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, history !== undefined);
   if (dir === "") {
     throw new ConfigError(
       `[memory:file] Invalid options for the file backend: option "dir" is empty`,
@@ -126,12 +130,22 @@ export async function openFileStore(options: FileStoreOptions): Promise<Store> {
       { cause: e },
     );
   }
-  if (!readOnly) sweepDir(root);
-  // Let a microtask pass, so that opening is asynchronous whatever the I/O layer does.
-  await Promise.resolve();
-  const store = buildStore(
-    new FileBackend({ root, durable, readBeforeUpdate, writable: !readOnly, history }),
-  );
+  if (!readOnly && history === undefined && kindOf(`${root}/${HISTORY_DIR}`) !== null) {
+    // A handle without history would write over kept versions without recording its writes.
+    throw new ConfigError(
+      `[memory:file] Cannot open the memory directory for writing with option "history" false: it keeps history (${HISTORY_DIR}); open it with history on (the default), or with readOnly: true`,
+    );
+  }
+  if (!readOnly) await sweepDir(root);
+  const backend = new FileBackend({
+    root,
+    durable,
+    readBeforeUpdate,
+    writable: !readOnly,
+    history,
+  });
+  await backend.opened();
+  const store = buildStore(backend, { review });
   return readOnly ? readOnlyStore(store) : store;
 }
 
@@ -140,6 +154,8 @@ registerBackend(BACKEND, {
   open: (options, _deps, context) =>
     openFileStore({
       ...options,
+      // Checked by openFileStore, as every option is.
+      review: options.review as FileStoreOptions["review"],
       readOnly: options.readOnly === true || context?.readOnly === true,
     }),
 });

@@ -57,6 +57,8 @@ import { MarkerPurger } from "./jetstream/markers.ts";
 import { NoHistory } from "./jetstream/step.ts";
 import { DIRECT_TIMEOUT_MS } from "./jetstream/messages.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
+import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
+import { reviewStream } from "./jetstream/proposals.ts";
 import type { VersionedStoreOptions } from "../store/types.ts";
 import {
   bucketInitCommand,
@@ -194,6 +196,7 @@ const JETSTREAM_OPTIONS = {
     description: "milliseconds a call may take before it fails (default 5000)",
   },
   history: HISTORY_OPTION,
+  review: REVIEW_OPTION,
   readOnly: { type: "boolean", description: "never write anything (default false)" },
 } as const;
 
@@ -270,6 +273,7 @@ export async function openJetStreamStore(
   const { jetstream, Kvm, headers } = await loadClient();
 
   const retention = retentionOf(BACKEND, decoded.history);
+  const review = reviewModeOf(BACKEND, decoded.review, retention !== undefined);
 
   // The clients wrap the host's connection; making them sends nothing and changes nothing on it.
   let clients: { bindKv: KV; bindJsm: JetStreamManager; js: JetStreamClient };
@@ -290,12 +294,13 @@ export async function openJetStreamStore(
   }
   const { bindKv, bindJsm, js } = clients;
   const stream = `KV_${bucket}`;
-  const [status, purge, hsi, anchor] = await withDeadline(
+  const [status, purge, hsi, anchor, rsi] = await withDeadline(
     Promise.all([
       bindKv.status(),
       probePurge(bindJsm, stream, bucket),
       historyInfo(bindJsm, bucket),
       retention === undefined ? undefined : anchorOf(bindJsm, stream, bucket),
+      review === false ? undefined : streamInfo(bindJsm, reviewStream(bucket)),
     ]),
     { ms: BIND_TIMEOUT_MS, signal: undefined, fail: (why) => bindFailure(bucket, why) },
   ).catch((e) => {
@@ -324,6 +329,13 @@ export async function openJetStreamStore(
     }
   } else if (hsi !== undefined && !decoded.readOnly) {
     throw keepsHistory(bucket);
+  }
+  if (review !== false && rsi === undefined) {
+    throw new ConfigError(
+      `${PREFIX} Cannot open memory bucket "${bucket}" with option "review": it has no review stream (${
+        reviewStream(bucket)
+      }); \`${bucketInitCommand(bucket, {})}\` adds it, keeping every memory`,
+    );
   }
   const denied = si.config.deny_purge === true;
   if (denied) {
@@ -388,14 +400,20 @@ export async function openJetStreamStore(
       history,
       now: clock,
     }),
+    { review },
   );
   return decoded.readOnly ? readOnlyStore(store) : store;
 }
 
 // The bucket's history stream, or `undefined` when it has none.
-async function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+function historyInfo(jsm: JetStreamManager, bucket: string): Promise<StreamInfo | undefined> {
+  return streamInfo(jsm, historyStream(bucket));
+}
+
+// A stream's info, or `undefined` when there is no such stream.
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
   try {
-    return await jsm.streams.info(historyStream(bucket));
+    return await jsm.streams.info(name);
   } catch (e) {
     if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
     throw e;
@@ -448,6 +466,8 @@ registerBackend(BACKEND, {
   open: (options, deps, context) =>
     openJetStreamStore({
       ...options,
+      // Checked by openJetStreamStore, as every option is.
+      review: options.review as JetStreamStoreOptions["review"],
       readOnly: options.readOnly === true || context?.readOnly === true,
     }, {
       nc: deps.nc as unknown as NatsConnection,

@@ -121,7 +121,7 @@ export async function historyLengthSection(o: {
   const [a, b] = labels as [string, string];
   const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
   return {
-    section: "history length",
+    section: "history length update",
     backend: "jetstream",
     unit: "µs/op",
     values,

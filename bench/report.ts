@@ -12,6 +12,7 @@ import {
   type TargetRow,
 } from "./summarize.ts";
 import type { PeerRow } from "./peers.ts";
+import { reviewSection } from "./_review_report.ts";
 
 const OPS = "target|op|ops/s:|vs baseline|p50 ms:|p95 ms:|p99 ms:|exists:|stale:|retries:";
 const LIST = "bodies:|method|time ms:|time / library's:|bytes read:|bytes/entry:";
@@ -209,6 +210,7 @@ export function renderBenchMd(results: Results, overview?: string): string {
     micro: microTables(results).trim(),
     peers: peersTables(results).trim(),
     console: consoleSection().trim(),
+    review: reviewSection().trim(),
     invariants: invariantsText(results),
     listEntries: summary.list[0]?.entries ?? c.listEntries,
     notes: notes.length > 0 ? `## Notes\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "",

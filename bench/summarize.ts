@@ -265,9 +265,10 @@ const RATIO_TARGETS: Record<string, readonly [string, number]> = {
   exists: ["create of an existing key <= 1.5x a read", 1.5],
   "history update": ["update with history <= 1.3x one without (both durable)", 1.3],
   "history list": ["list() with 20 versions per entry <= 1.05x a store with none", 1.05],
+  "history length update": ["update of a key with 5,000 versions <= 1.1x one with 5", 1.1],
+  "history length delete": ["delete of a key with 5,000 versions <= 1.1x one with 5", 1.1],
   "history deleted": ["list() with 3,000 deleted keys in retention <= 1.5x a clean prefix", 1.5],
   full: ["create refused by a full store <= 5x a read", 5],
-  "history length": ["update of a key with 5,000 versions <= 1.1x one with 5", 1.1],
 };
 
 // The single-process targets. The 16-in-flight ones are judged against today's library run in
@@ -296,10 +297,10 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
       }
       case "hybrid search": {
         const [ms, texts] = [value("hybrid memory_search") / 1000, value("embedded after a write")];
-        const goal = "hybrid memory_search, warm sidecar, < 60 ms; 1 + 1 texts after a write";
-        const one = (value("hybrid, one handle") / 1000).toFixed(1);
-        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search; ${one} ms on a ` +
-          `handle that searched before); ${texts} texts`;
+        const goal = "hybrid memory_search, warm cache, < 60 ms; 1 + 1 texts after a write";
+        const fresh = (value("hybrid, new handle") / 1000).toFixed(1);
+        const measured = `${ms.toFixed(1)} ms (${spread} of memory_search; ${fresh} ms on a new ` +
+          `handle, warm sidecar); ${texts} texts`;
         return row(goal, measured, ms < 60 && texts === 2);
       }
       case "create parts": {

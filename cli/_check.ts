@@ -94,6 +94,8 @@ async function check(opened: Opened, o: CheckOptions): Promise<number> {
   const anchored = o.anchor === undefined ? undefined : await checkAnchor(opened.store, o.anchor);
   const saved = o.saveTo === undefined ? undefined : await saveAnchorFile(opened.store, o.saveTo);
   const notes = audit.notes ?? [];
+  // The whole bucket (prefix ""): which prefixes it looked at, by the keys' first parts.
+  const prefixes = opened.prefix === "" ? prefixCounts(audit.entries) : undefined;
   const healthy = audit.entries.filter((e) => e.problem === undefined).length;
   const problems = audit.entries.filter((e) => e.problem !== undefined);
   const chain = audit.history ?? [];
@@ -105,6 +107,7 @@ async function check(opened: Opened, o: CheckOptions): Promise<number> {
       backend: info.backend,
       location: info.location,
       ...(opened.prefix === undefined ? {} : { prefix: opened.prefix }),
+      ...(prefixes === undefined ? {} : { prefixes: Object.fromEntries(prefixes) }),
       entries: audit.entries.length,
       healthy,
       problems: problems.map((p) => ({
@@ -128,6 +131,13 @@ async function check(opened: Opened, o: CheckOptions): Promise<number> {
   } else {
     const where = whereLine(opened);
     if (where !== undefined) out(where);
+    if (prefixes !== undefined && prefixes.size > 0) {
+      out(
+        `looked at every prefix: ${
+          [...prefixes].map(([p, n]) => `${p === "" ? "(no prefix)" : quoted(p)} ${n}`).join(", ")
+        } (keys by their first part; a flat key with a dot counts under its first part)`,
+      );
+    }
     out(
       `${info.backend}: ${plural(audit.entries.length, "entry", "entries")}, ${healthy} healthy, ${
         plural(problems.length, "problem", "problems")
@@ -227,4 +237,16 @@ function label(e: AuditEntry): string {
     default:
       return "ok";
   }
+}
+
+// How many of the audited names stand under each first part (`agent.k` → `agent`; `k` → "").
+function prefixCounts(entries: readonly AuditEntry[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const e of entries) {
+    const name = e.key ?? e.name;
+    const dot = name.indexOf(".");
+    const prefix = dot < 0 ? "" : name.slice(0, dot);
+    counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+  }
+  return new Map([...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -1,12 +1,13 @@
 // The history commands, for the day a memory was poisoned: find it (`log`, `history`), see what
 // it said (`show`), put one key back (`restore`) or undo a whole run (`revert`).
 
-import type { AuditLogFilter, RevertAction, Version } from "../mod.ts";
+import type { AuditLogFilter, Proposal, RevertAction, Version } from "../mod.ts";
 import { auditLog, history, readVersion, restoreVersion, revertRun, Scope } from "../mod.ts";
 import { UsageError } from "./_args.ts";
 import { checkRaw, RAW } from "./_commands.ts";
 import { err, out, outBytes, plural, quoted, safeJson, show, showBody } from "./_output.ts";
 import type { Command } from "./_spec.ts";
+import { decisionsOf, eventLine, events } from "./_review.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -19,7 +20,7 @@ export const historyCommand: Command = {
   name: "history",
   summary: "every kept version of a memory, newest first, and who wrote each",
   about:
-    "Each line: revision, time, what the write did, and who made it (run, actor, the path it came by, the model's tool call id, whether the run was tainted).",
+    "Each line: revision, time, what the write did, and who made it (run, actor, the path it came by, the model's tool call id, whether the run was tainted). Proposals held for review and decided since are listed among them: approved (with the revision the approval wrote) or rejected (with the reason).",
   args: [{ name: "key" }],
   reach: "store",
   examples: ["agentmem history user.name --dir ./.agentmem"],
@@ -28,11 +29,12 @@ export const historyCommand: Command = {
     const { store } = await ctx.open();
     const key = ctx.args[0]!;
     const versions = await history(store, key);
+    const decisions = await decisionsOf(store, { key });
     if (ctx.json) {
-      out(safeJson({ key, versions }));
+      out(safeJson({ key, versions, decisions }));
       return 0;
     }
-    if (versions.length === 0) {
+    if (versions.length === 0 && decisions.length === 0) {
       const where = await ctx.elsewhere(key);
       if (where !== undefined) {
         err(`${key}: no versions under this prefix; ${where}`);
@@ -42,7 +44,8 @@ export const historyCommand: Command = {
       return 0;
     }
     out(`${key}: ${plural(versions.length, "version", "versions")}, newest first`);
-    for (const v of versions) out(versionLine(v, false));
+    const all = events([...versions].reverse(), decisions).reverse();
+    for (const e of all) out(eventLine(e, decisions, (v) => versionLine(v, false), false));
     return 0;
   },
 };
@@ -84,16 +87,24 @@ export const logCommand: Command = {
       ...(ctx.flag("tainted") ? { tainted: true } : {}),
     };
     const { store } = await ctx.open();
-    // auditLog gives the oldest first; the newest n are its last n.
-    const all = await auditLog(store, filter);
+    // auditLog gives the oldest first; the newest n are its last n. Decided proposals go among
+    // them by the time they were decided.
+    const decisions = (await decisionsOf(store, filter)).filter((p) => decisionMatches(p, filter));
+    const all = events(await auditLog(store, filter), decisions);
     const chosen = n === undefined ? all : all.slice(Math.max(0, all.length - n));
-    const versions = ctx.flag("reverse") ? chosen : chosen.reverse();
+    const shown = ctx.flag("reverse") ? chosen : chosen.reverse();
     if (ctx.json) {
-      out(safeJson({ versions }));
+      const versions = shown.flatMap((e) => e.kind === "version" ? [e.version] : []);
+      out(
+        safeJson({
+          versions,
+          decisions: shown.flatMap((e) => e.kind === "decision" ? [e.proposal] : []),
+        }),
+      );
       return 0;
     }
-    if (versions.length === 0) out("(no versions match)");
-    for (const v of versions) out(versionLine(v, true));
+    if (shown.length === 0) out("(no versions match)");
+    for (const e of shown) out(eventLine(e, decisions, (v) => versionLine(v, true), true));
     return 0;
   },
 };
@@ -230,6 +241,16 @@ function versionLine(v: Version, withKey: boolean): string {
   ].join(", ");
   const what = v.description === undefined ? "" : `  ${show(v.description)}`;
   return `${withKey ? `${v.key}\t` : ""}${v.revision}\t${v.at}\t${v.op}\t${show(who)}${what}`;
+}
+
+// Whether a decided proposal passes the log's filters: the proposal's actor and taint, the
+// decision's time (key and run are the proposals() filter's).
+function decisionMatches(p: Proposal, f: AuditLogFilter): boolean {
+  const at = Date.parse(p.decision!.at);
+  if (f.actor !== undefined && p.actor !== f.actor) return false;
+  if (f.tainted !== undefined && p.tainted !== f.tainted) return false;
+  if (f.since !== undefined && at < Date.parse(f.since)) return false;
+  return f.until === undefined || at < Date.parse(f.until);
 }
 
 function positive(text: string, option: string): number {

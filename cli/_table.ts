@@ -14,6 +14,7 @@ import {
 } from "./_history.ts";
 import { importCommand } from "./_import.ts";
 import { serveCommand } from "./_serve.ts";
+import { approveCommand, rejectCommand, reviewCommand, reviewShowCommand } from "./_review.ts";
 import type { Command } from "./_spec.ts";
 
 /** Every command. */
@@ -31,6 +32,11 @@ export const COMMANDS: readonly Command[] = [
   showCommand,
   restoreCommand,
   revertCommand,
+  // "review show" before "review": the parser takes the first entry a command line starts with.
+  reviewShowCommand,
+  reviewCommand,
+  approveCommand,
+  rejectCommand,
   serveCommand,
   bucketInitCommand,
 ];

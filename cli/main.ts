@@ -137,6 +137,9 @@ export async function main(args: string[]): Promise<number> {
 // The command `words` name, and the arguments after its name.
 function resolve(words: readonly string[]): { command: Command; rest: string[] } {
   const [first, ...after] = words as [string, ...string[]];
+  // A command that is also a group (`review`, `review show`): the subcommand when one is named.
+  const sub = COMMANDS.find((c) => after[0] !== undefined && c.name === `${first} ${after[0]}`);
+  if (sub !== undefined) return { command: sub, rest: after.slice(1) };
   const exact = COMMANDS.find((c) => c.name === first);
   if (exact !== undefined) return { command: exact, rest: after };
   const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));

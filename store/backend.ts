@@ -13,6 +13,7 @@ import type {
   HistoryRetention,
   Info,
   Item,
+  Proposal,
   StoreAudit,
   Version,
 } from "./types.ts";
@@ -130,6 +131,91 @@ export interface HistoryOps {
    * what is wrong in it (every `HistoryProblemKind` that can be seen without an anchor).
    */
   evidence(call: Call): Promise<Evidence>;
+  /** Where the store keeps writes held for review (store/review.ts), when it can keep them. */
+  readonly review?: ReviewOps | undefined;
+}
+
+/**
+ * Who is deciding a proposal, for how long: an approver or rejecter claims it first, so of two
+ * operators deciding at once exactly one does. A claim older than its lease may be taken over
+ * (its holder died); the taker then checks whether the holder's write landed.
+ */
+export interface Claim {
+  /** Names the claimer (random). */
+  readonly token: string;
+  /** When it was made, in milliseconds since the epoch (the claimer's clock). */
+  readonly at: number;
+  /** The key's newest version the claimer writes over (`null`: the key has none). */
+  readonly expected: string | null;
+  /** The claimer's actor, when its scope named one. */
+  readonly actor?: string | undefined;
+}
+
+/** A pending proposal as a backend keeps it: with its body, and its claim while one is held. */
+export interface HeldProposal {
+  readonly proposal: Proposal;
+  readonly claim?: Claim | undefined;
+}
+
+/**
+ * A backend's storage for writes held for review, beside (never inside) its keyspace and
+ * history. The rules (what is held, validation, claims, expiry, the queue's limit) are
+ * store/review.ts's; a backend keeps records and makes each state change atomic across
+ * processes.
+ */
+export interface ReviewOps {
+  /** Whether `update` is revision-checked for every call (option `readBeforeUpdate`). */
+  readonly readBeforeUpdate: boolean;
+  /** How many memories the store holds (at most; exact at `MAX_ENTRIES`), for a held create. */
+  count(call: Call): Promise<number>;
+  /**
+   * Keeps `proposal` (with its body) as pending, unless `limit` proposals are pending already
+   * (claimed ones included): then `false`, and nothing is kept. Proposals added at once may pass
+   * the limit by their number, as creates pass `MAX_ENTRIES`.
+   */
+  add(proposal: Proposal, limit: number, call: Call): Promise<boolean>;
+  /** Removes pending proposal `id`, which its own write's check refused (nothing else has it). */
+  withdraw(id: string, call: Call): Promise<void>;
+  /**
+   * The revision of the version a write of `key` through `call` would be made against, when the
+   * backend can tell without looking (the revision the run read, when revisions are versions);
+   * `undefined` otherwise. Lets a held write send its proposal while the key is looked at.
+   */
+  baseHint?(key: string, call: Call): string | undefined;
+  /** Proposal `id` as pending (with its claim) or decided; `undefined` when there is none. */
+  get(
+    id: string,
+    call: Call,
+  ): Promise<{ readonly held: HeldProposal } | { readonly decided: Proposal } | undefined>;
+  /**
+   * Every pending proposal (with its claim) or every decided one (with its decision), in any
+   * order. Records older than `before` (milliseconds since the epoch: a pending one by its `at`,
+   * a decided one by its decision's) are removed on the way, where the store may write, and not
+   * listed. What cannot be read is skipped and reported.
+   */
+  list(
+    which: "pending" | "decided",
+    before: number | undefined,
+    call: Call,
+  ): Promise<Listed<HeldProposal>>;
+  /**
+   * Claims pending proposal `id` for a decision. A claim made before `takeOverBefore` is taken
+   * over. Returns the proposal and the claim taken over, if any.
+   *
+   * @throws {NotFoundError} when no pending proposal has the id, or another claim holds it.
+   */
+  claim(
+    id: string,
+    claim: Claim & { readonly takeOverBefore: number },
+    call: Call,
+  ): Promise<{ readonly proposal: Proposal; readonly previous: Claim | undefined }>;
+  /** Gives `claim` back: the proposal is pending again. Nothing when the claim is gone. */
+  release(id: string, claim: Claim, call: Call): Promise<void>;
+  /**
+   * Records `decided` (the proposal without its body, with its decision) and removes the pending
+   * proposal, if `claim` still holds it; a decision already recorded for the id stands.
+   */
+  decide(id: string, claim: Claim, decided: Proposal, call: Call): Promise<void>;
 }
 
 /** What a backend's history proves about its keys (see `HistoryOps.evidence`). */

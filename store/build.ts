@@ -4,7 +4,8 @@
 import { ConfigError, MemoryError, ReadOnlyError, UnavailableError } from "./errors.ts";
 import { budgetOf, Scope } from "./scope.ts";
 import { charged } from "./_budget.ts";
-import type { CallOptions, Entry, Store, Version } from "./types.ts";
+import type { CallOptions, Entry, ReviewMode, Store, Version } from "./types.ts";
+import { heldReceiver, type HeldWrite, hold, holds } from "./hold.ts";
 import { validateKey, validateWrite, type ValidWrite } from "./validate.ts";
 import { withSpan } from "./telemetry.ts";
 import { errorKind, quote } from "./text.ts";
@@ -26,6 +27,8 @@ export interface StoreExtensions {
   readonly ops: BackendOps;
   /** `true` for a read-only view: extensions that write must refuse. */
   readonly readOnly: boolean;
+  /** Which writes the store holds for review. */
+  readonly review: ReviewMode;
 }
 
 // The backend operations behind each store built here (and behind read-only views of them), so
@@ -55,7 +58,9 @@ export type Op =
   | "audit_log"
   | "revert"
   | "anchor"
-  | "sidecar";
+  | "sidecar"
+  | "proposals"
+  | "review";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -71,6 +76,8 @@ const VERB: Record<Op, string> = {
   revert: "revert a run",
   anchor: "check the store against an anchor",
   sidecar: "use the store's sidecar",
+  proposals: "list the proposals",
+  review: "decide a proposal",
 };
 // Calls that only read: an answer that comes after the caller gave up is not given.
 const READS: ReadonlySet<Op> = new Set([
@@ -82,20 +89,40 @@ const READS: ReadonlySet<Op> = new Set([
   "read_version",
   "audit_log",
   "anchor",
+  "proposals",
 ]);
 
+/** What `buildStore` adds over a backend's raw operations. */
+export interface BuildOptions {
+  /** Which writes are held for review (store option `review`); needs `ops.history.review`. */
+  readonly review?: ReviewMode | undefined;
+}
+
 /** Builds a `Store` over a backend's raw operations. */
-export function buildStore(ops: BackendOps): Store {
+export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
   const info = Object.freeze({ backend: ops.info.backend, location: ops.info.location });
   const backend = info.backend;
+  const review = options.review ?? false;
+  if (review !== false && ops.history?.review === undefined) {
+    throw new ConfigError(
+      `[memory:${backend}] Invalid options for the ${backend} backend: option "review" needs history (option "history" omitted or { versions, days }, not false)`,
+    );
+  }
   const run = <T>(
     op: Op,
     opts: unknown,
     validate: () => string | undefined,
     fn: (c: Call) => Promise<T>,
   ) => runCall(backend, op, opts, validate, fn);
-  // A write validates its arguments once, then hands the valid write to the backend, charged to
-  // the run's budget.
+  // A write's proposal instead of the write, when the store holds it for review; the caller
+  // hears of it when it asked (see hold.ts).
+  const held = async (w: HeldWrite, c: Call, opts: unknown) => {
+    const proposal = await hold(ops, w, c);
+    if (proposal !== undefined) heldReceiver(opts)?.(proposal);
+    return proposal !== undefined;
+  };
+  // A write validates its arguments once, then hands the valid write to the backend (or holds
+  // it), charged to the run's budget.
   const write = (
     op: "create" | "update",
     opts: CallOptions | undefined,
@@ -106,7 +133,16 @@ export function buildStore(ops: BackendOps): Store {
       op,
       opts,
       () => (w = valid()).key,
-      (c) => charged(budgetOf(c.scope), charge(backend, op, w.key), () => ops[op](w, c)),
+      (c) => {
+        const counter = budgetOf(c.scope);
+        const hold = holds(review, c);
+        // Neither a budget nor review: the write itself, with nothing around it.
+        if (counter === undefined && !hold) return ops[op](w, c);
+        return charged(counter, charge(backend, op, w.key), async () => {
+          if (hold) await held({ backend, op, key: w.key, write: w }, c, opts);
+          else await ops[op](w, c);
+        });
+      },
     );
   };
   const store = markInstrumented({
@@ -118,16 +154,19 @@ export function buildStore(ops: BackendOps): Store {
     update: (key, description, content, opts) =>
       write("update", opts, () => validateWrite(key, description, content)),
     delete: (key, opts) =>
-      run(
-        "delete",
-        opts,
-        () => validateKey(key),
-        (c) =>
-          charged(budgetOf(c.scope), charge(backend, "delete", key), () =>
-            ops.delete(key, c), Boolean),
-      ),
+      run("delete", opts, () => validateKey(key), (c) => {
+        const counter = budgetOf(c.scope);
+        const hold = holds(review, c);
+        if (counter === undefined && !hold) return ops.delete(key, c);
+        return charged(
+          counter,
+          charge(backend, "delete", key),
+          () => hold ? held({ backend, op: "delete", key }, c, opts) : ops.delete(key, c),
+          Boolean,
+        );
+      }),
   });
-  EXTENSIONS.set(store, { backend, ops, readOnly: false });
+  EXTENSIONS.set(store, { backend, ops, readOnly: false, review });
   return store;
 }
 
@@ -336,18 +375,22 @@ export function readOnlyStore(store: Store): Store {
 }
 
 /**
- * A view of `store` whose `create`, `update` and `delete` first call `guard` with the key, which
- * throws to refuse the write (nothing is touched then); reads, and the extensions exported
- * functions reach, pass through. For a tool that may not write some keys (`protect`).
+ * A view of `store` whose `create`, `update` and `delete` first pass the key and the call options
+ * to `adjust`, which throws to refuse the write (nothing is touched then) or returns the options
+ * the write is made with; reads, and the extensions exported functions reach, pass through. For
+ * a tool that may not write some keys (`protect`), or that asks to hear of held writes.
  */
-export function guardedStore(store: Store, guard: (key: unknown) => void): Store {
+export function writeView(
+  store: Store,
+  adjust: (key: unknown, opts: CallOptions | undefined) => CallOptions | undefined,
+): Store {
   const view: Store = {
     info: () => store.info(),
     list: (opts) => store.list(opts),
     read: (key, opts) => store.read(key, opts),
-    create: (key, d, c, opts) => tryReject(() => (guard(key), store.create(key, d, c, opts))),
-    update: (key, d, c, opts) => tryReject(() => (guard(key), store.update(key, d, c, opts))),
-    delete: (key, opts) => tryReject(() => (guard(key), store.delete(key, opts))),
+    create: (key, d, c, opts) => tryReject(() => store.create(key, d, c, adjust(key, opts))),
+    update: (key, d, c, opts) => tryReject(() => store.update(key, d, c, adjust(key, opts))),
+    delete: (key, opts) => tryReject(() => store.delete(key, adjust(key, opts))),
   };
   const ext = EXTENSIONS.get(store);
   if (ext !== undefined) EXTENSIONS.set(view, ext);

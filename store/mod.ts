@@ -101,6 +101,9 @@ export type {
   HistoryProblemKind,
   HistoryRetention,
   HistorySetting,
+  Proposal,
+  ProposalDecision,
+  ReviewMode,
   StoreAudit,
   Version,
   VersionedStoreOptions,
@@ -125,3 +128,13 @@ export {
   saveAnchor,
 } from "./anchor.ts";
 export { auditStore } from "./audit.ts";
+export {
+  type ApproveOptions,
+  approveProposal,
+  MAX_PENDING_PROPOSALS,
+  type ProposalFilter,
+  type ProposalList,
+  proposals,
+  type RejectOptions,
+  rejectProposal,
+} from "./review.ts";

@@ -157,6 +157,74 @@ export interface VersionedStoreOptions {
    * default; see `HistorySetting` for what it keeps.
    */
   readonly history?: HistorySetting | undefined;
+  /**
+   * Hold writes for an operator's review instead of making them (`proposals()`,
+   * `approveProposal()`, `rejectProposal()`): with `"tainted"`, every create, update and delete
+   * made through a tainted `Scope`; with `"all"`, every write made through a `Scope`. Writes
+   * without a scope (the CLI's, import's) always apply. A held write is validated as the write
+   * would be, then kept where no read, list, note or search sees it; the call resolves normally.
+   * Needs history. Default `false`.
+   */
+  readonly review?: ReviewMode | undefined;
+}
+
+/** Which writes a store holds for review: none, those of tainted runs, or every run's. */
+export type ReviewMode = false | "tainted" | "all";
+
+/**
+ * A write held for an operator's review (store option `review`): what it would do, against which
+ * version, and who asked. No `read`, `list`, system note or search shows it, and it never counts
+ * against `MAX_ENTRIES`.
+ */
+export interface Proposal {
+  /** Its id: 16 lowercase hexadecimal characters. */
+  readonly id: string;
+  /** The memory's key. */
+  readonly key: string;
+  /** What the write would do. */
+  readonly op: "create" | "update" | "delete";
+  /** The description it would write (absent for a delete; normalized as a write's). */
+  readonly description?: string;
+  /** The body it would write (absent for a delete, and once decided). */
+  readonly content?: string;
+  /**
+   * The revision of the version it was made against (the key's newest when it was proposed);
+   * absent for a create, and for an update of a key that held nothing (it would create it).
+   */
+  readonly base?: string;
+  /** The run that proposed it (its `Scope`'s `run`). */
+  readonly run?: string;
+  /** The agent or user that run acts for, when the host named one. */
+  readonly actor?: string;
+  /** The path the write came by (`"memory_write"`, `"claude_memory:str_replace"`, ...). */
+  readonly via: string;
+  /** The model's tool call id, when it came from a tool call. */
+  readonly callId?: string;
+  /** Whether the proposing run had read untrusted input. */
+  readonly tainted: boolean;
+  /**
+   * When it was proposed (ISO 8601 UTC, the proposing process's clock, strictly increasing
+   * within a process, so its proposals list in the order they were made).
+   */
+  readonly at: string;
+  /** The operator's decision, for a decided proposal (`proposals(store, { status })`). */
+  readonly decision?: ProposalDecision;
+}
+
+/** What became of a proposal. */
+export interface ProposalDecision {
+  /** `"approved"`: it was written; `"rejected"`: it was not. */
+  readonly outcome: "approved" | "rejected";
+  /** When (ISO 8601 UTC, the deciding process's clock). */
+  readonly at: string;
+  /** Who decided: the actor of the operator's `Scope`, when it named one. */
+  readonly actor?: string;
+  /** The reason given with a rejection. */
+  readonly reason?: string;
+  /** The version an approval wrote (absent when a forced delete found nothing to delete). */
+  readonly revision?: string;
+  /** Whether it was approved with `force` over a key that had changed since. */
+  readonly forced?: boolean;
 }
 
 /**

@@ -27,10 +27,11 @@ import { test as registerTest, type TestOptions } from "./_lib/test_api.ts";
 import { historyConformance } from "./conformance_history.ts";
 import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
+import { reviewConformance } from "./conformance_review.ts";
 
-import type { Fixture } from "./_lib/fixture.ts";
+import type { Fixture, ReopenOptions } from "./_lib/fixture.ts";
 
-export type { Fixture };
+export type { Fixture, ReopenOptions };
 
 /** What the suite needs to know about a backend. */
 export interface ConformanceOptions {
@@ -86,7 +87,7 @@ export function conformance(options: ConformanceOptions): void {
       fn: async () => {
         const fixture = await options.open();
         try {
-          await fn(fixture);
+          await fn({ ...fixture, enforcesReadBeforeUpdate });
         } finally {
           await fixture.cleanup();
         }
@@ -414,5 +415,8 @@ export function conformance(options: ConformanceOptions): void {
   if (options.history !== false) {
     historyConformance(test);
     trustConformance(test);
+    reviewConformance((name, fn) =>
+      test(name, (f) => f.reopen === undefined ? Promise.resolve() : fn(f))
+    );
   }
 }

@@ -5,7 +5,7 @@
 
 export { ROOT_CONFIG } from "./_lib/deno_child.ts";
 export { TestEmbedder } from "./_lib/embedder.ts";
-export { startNatsServer } from "./_lib/nats_server.ts";
+export { natsConnect, startNatsServer } from "./_lib/nats_server.ts";
 export { requireTools } from "./_lib/needs.ts";
 export { mulberry32, Rng } from "./_lib/rng.ts";
 export { spawnDeno } from "./_lib/spawn.ts";

@@ -23,8 +23,7 @@ export function fuse(
   const q = vectors.query;
   const near = docs.map((d, i) => {
     const v = vectors.docs[i]!;
-    let dot = 0;
-    for (let j = 0; j < q.length; j++) dot += q[j]! * v[j]!;
+    const dot = dotOf(q, v);
     // A damaged cached vector (a value that is not a number) is nearest to nothing.
     return { d, dot: Number.isFinite(dot) ? dot : -Infinity };
   }).sort((a, b) => b.dot - a.dot || (a.d.key < b.d.key ? -1 : a.d.key > b.d.key ? 1 : 0))
@@ -35,4 +34,18 @@ export function fuse(
     const d = byKey.get(key)!;
     return { key, description: d.description, content: d.content, score };
   }).sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+// The dot product of two vectors of one length, four terms a step.
+function dotOf(a: Float32Array, b: Float32Array): number {
+  let [s0, s1, s2, s3] = [0, 0, 0, 0];
+  const n = a.length - (a.length % 4);
+  for (let i = 0; i < n; i += 4) {
+    s0 += a[i]! * b[i]!;
+    s1 += a[i + 1]! * b[i + 1]!;
+    s2 += a[i + 2]! * b[i + 2]!;
+    s3 += a[i + 3]! * b[i + 3]!;
+  }
+  for (let i = n; i < a.length; i++) s0 += a[i]! * b[i]!;
+  return s0 + s1 + s2 + s3;
 }

@@ -17,7 +17,14 @@ import {
   writers,
 } from "./_memory_tool.ts";
 import { noteWrite, writerOf } from "./_writers.ts";
-import { existsRefusal, failure, protectedRefusal, validationRefusal } from "./_refusals.ts";
+import {
+  existsRefusal,
+  failure,
+  heldOutcome,
+  protectedRefusal,
+  validationRefusal,
+} from "./_refusals.ts";
+import { heldCall } from "../store/hold.ts";
 import type { EntryVersion } from "../store/backend.ts";
 import { readWithVersion } from "../store/history.ts";
 import { rulesText } from "./_key_rules.ts";
@@ -124,14 +131,19 @@ export function writeTool(ctx: Context): Tool {
       const refused = protectedRefusal(ctx, key, " Nothing was written.");
       if (refused !== undefined) return refused;
       const { description, content } = args as { description: string; content: string };
+      let held = false;
+      const asked = heldCall(call, () => held = true);
       try {
         const w = writers(ctx);
         if (overwrite) {
-          await ctx.store.update(key, description, content, call);
+          await ctx.store.update(key, description, content, asked);
+          // A held write wrote nothing: this run has not written the memory.
+          if (held) return heldOutcome(`Your change to memory ${quote(key)}`);
           noteWrite(w.owner, w.store, key, true);
           return ok(`Saved memory ${quote(key)}, replacing what it held.`);
         }
-        await ctx.store.create(key, description, content, call);
+        await ctx.store.create(key, description, content, asked);
+        if (held) return heldOutcome(`Your new memory ${quote(key)}`);
         noteWrite(w.owner, w.store, key, true);
         return ok(`Saved new memory ${quote(key)}.`);
       } catch (e) {
@@ -162,8 +174,10 @@ export function deleteTool(ctx: Context): Tool {
     act: async (k, call) => {
       const refused = protectedRefusal(ctx, k, " Nothing was deleted.");
       if (refused !== undefined) return refused;
+      let held = false;
       try {
-        const deleted = await ctx.store.delete(k, call);
+        const deleted = await ctx.store.delete(k, heldCall(call, () => held = true));
+        if (held) return heldOutcome(`Your deletion of memory ${quote(k)}`);
         const w = writers(ctx);
         noteWrite(w.owner, w.store, k, false);
         return deleted

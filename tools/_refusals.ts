@@ -11,6 +11,7 @@ import { DELETE, LIST, READ, WRITE } from "./_names.ts";
 import { type Context, type Outcome, refuse, withoutScope, writers } from "./_memory_tool.ts";
 import { writerOf } from "./_writers.ts";
 import { ruleFor } from "./_key_rules.ts";
+import { ReviewQueueFullError } from "../store/hold.ts";
 
 /**
  * The refusal of a write or delete of a protected key (`memoryTools(store, { protect })`), or
@@ -36,6 +37,23 @@ export function ruleText(rule: string): string {
     ? `rule ${quote(rule)} protects every key that starts with it`
     : `rule ${quote(rule)} protects this key`;
 }
+
+/**
+ * What the model is told of a write the store held for review (store option `review`): done, as
+ * far as this run goes; not a failure, and nothing to retry. `what`: "Your change to memory
+ * \"x\"".
+ */
+export function heldOutcome(what: string): Outcome {
+  return { isError: false, content: `${what} ${HELD_TEXT}`, outcome: "held" };
+}
+
+/** The words for a held write, shared by every tool. */
+export const HELD_TEXT = "is held for review by an operator; other runs will not see it until " +
+  "it is approved. It is recorded: do not write it again.";
+
+/** The refusal when the review queue is full. */
+export const QUEUE_FULL_TEXT = "Refused: the review queue is full, so this change could not be " +
+  "held for an operator. Nothing was written. Continue without it; do not retry now.";
 
 /** A write or delete refused by the run's budget, in the model's terms. */
 export function budgetText(e: BudgetError): string {
@@ -117,6 +135,7 @@ export function failure(e: unknown, { tool, key, readOnly }: Failed): Outcome {
           `${WRITE} again with "overwrite": true.`,
       );
     case "capacity":
+      if (e instanceof ReviewQueueFullError) return refuse(code, QUEUE_FULL_TEXT);
       return refuse(
         code,
         `Refused: memory is full (${MAX_ENTRIES} memories, the most it holds). Nothing was ` +

@@ -89,7 +89,7 @@ export class VectorCache {
       const k = known.get(d.key);
       return k !== undefined && k.content === d.content && k.description === d.description
         ? k.hash
-        : this.#hash(textOf(d));
+        : this.#hash(d);
     });
     const found = docs.map((d, i) => {
       const k = known.get(d.key);
@@ -211,8 +211,15 @@ export class VectorCache {
     }
   }
 
-  #hash(text: string): Uint8Array {
-    return createHash("sha256").update(this.#s.model).update("\n").update(text).digest();
+  // The SHA-256 of the model's name and the text embedded, hashed from its parts when it is whole
+  // (the same bytes, without building the text).
+  #hash(d: KeyedEntry): Uint8Array {
+    const h = createHash("sha256").update(this.#s.model).update("\n");
+    if (d.key.length + d.description.length + 3 + d.content.length > EMBED_CHARS) {
+      return h.update(textOf(d)).digest();
+    }
+    return h.update(d.key).update("\n").update(d.description).update("\n\n").update(d.content)
+      .digest();
   }
 }
 

@@ -9,7 +9,7 @@ import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
 import { errorKind } from "../../store/text.ts";
 import { SUFFIX } from "./names.ts";
-import { HISTORY_DIR } from "./history.ts";
+import { HISTORY_DIR } from "./names.ts";
 import { SIDECAR_PREFIX } from "./sidecar.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";

@@ -8,14 +8,15 @@ import { syncDir } from "./fs.ts";
 
 /** Shares directory fsyncs between concurrent writers of one directory. */
 export class DirSync {
-  readonly #dir: string;
+  readonly #sync: () => Promise<void>;
   // The flush running now, if any.
   #running: Promise<void> | undefined;
   // The flush that will start when the running one ends, shared by everyone who asks meanwhile.
   #next: Promise<void> | undefined;
 
-  constructor(dir: string) {
-    this.#dir = dir;
+  /** `dir`: the directory's path, or the function that flushes it. */
+  constructor(dir: string | (() => Promise<void>)) {
+    this.#sync = typeof dir === "string" ? () => syncDir(dir) : dir;
   }
 
   /** Resolves once a flush that started after this call has completed. */
@@ -31,7 +32,7 @@ export class DirSync {
 
   #start(): Promise<void> {
     this.#next = undefined;
-    const run = syncDir(this.#dir).finally(() => {
+    const run = this.#sync().finally(() => {
       if (this.#running === run) this.#running = undefined;
     });
     this.#running = run;

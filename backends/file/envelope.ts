@@ -1,15 +1,16 @@
 // A file store's version record: one line in front of the entry, saying which version of the key
-// the file is, who wrote it and how it chains to the version before. A head file with history on
-// is `<record line>` + the entry; a version file in `.history/<key>/<seq>.md` is the same bytes
-// (a hard link of the same staged file), or, for a delete, the record line alone. A file without
-// the line (history off, or written before history) is an entry as before.
+// the file is, who wrote it, how it chains to the version before, and in which chain format
+// (`"f":2`; a line without it is format 1). A head file with history on is the line and the entry;
+// its version file in `.history/<key>/<seq>.md` is the same file (a hard link), and a delete's is
+// the line alone. A file without the line (history off) is an entry as before.
 //
-//   agentmem-version {"seq":3,"op":"update","at":"2026-12-01T08:00:00.000Z","via":"api",...}\n
+//   agentmem-version {"f":2,"seq":3,"op":"update","at":"2026-12-01T08:00:00.000Z",...}\n
 //   ---\n
 //   description: ...
 
 import {
   badChainField,
+  CHAIN_FORMAT,
   type ChainFields,
   chainHash,
   GENESIS,
@@ -26,7 +27,9 @@ const DECODER = new TextDecoder("utf-8", { fatal: true });
 export const MAX_RECORD_BYTES = 2048;
 
 /** A version's record, as the line holds it: its sequence, the chain's fields and its links. */
-export interface VersionRecord extends Omit<ChainFields, "key"> {
+export interface VersionRecord extends Omit<ChainFields, "key" | "seq"> {
+  /** The chain format its hash is in (store/chain.ts): 2, or 1 for versions written before. */
+  readonly format: 1 | 2;
   readonly seq: number;
   /** The previous version's hash, or GENESIS. */
   readonly prev: string;
@@ -34,8 +37,8 @@ export interface VersionRecord extends Omit<ChainFields, "key"> {
   readonly hash: string;
 }
 
-/** A version's record before its hash is known. */
-export type RecordFields = Omit<VersionRecord, "hash">;
+/** A new version's record before its hash is known (always written in format 2). */
+export type RecordFields = Omit<VersionRecord, "hash" | "format">;
 
 /** A file's bytes split into its record (when it has one) and the entry after it. */
 export interface Split {
@@ -45,14 +48,15 @@ export interface Split {
 
 /** The record and file bytes of a new version writing `entry` (empty for a delete). */
 export function encodeVersion(
-  key: string,
-  fields: RecordFields,
+  version: RecordFields & { readonly key: string },
   entry: Uint8Array,
 ): { record: VersionRecord; bytes: Uint8Array } {
-  const hash = chainHash(fields.prev, { ...fields, key }, entry, 1);
-  const record: VersionRecord = { ...fields, hash };
+  const { key: _key, ...fields } = version;
+  const hash = chainHash(fields.prev, version, entry, CHAIN_FORMAT);
+  const record: VersionRecord = { ...fields, format: CHAIN_FORMAT, hash };
   const line = ENCODER.encode(
     PREFIX + JSON.stringify({
+      f: CHAIN_FORMAT,
       seq: record.seq,
       op: record.op,
       at: record.at,
@@ -102,6 +106,7 @@ function checkRecord(raw: unknown): VersionRecord {
   }
   const r = raw as Record<string, unknown>;
   const bad = (field: string) => new Error(`its version record has a bad "${field}"`);
+  if (r.f !== undefined && r.f !== 2) throw bad("f");
   if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1) throw bad("seq");
   const field = badChainField({ ...r, callId: r.call } as StoredFields);
   if (field !== undefined) throw bad(field === "callId" ? "call" : field);
@@ -109,6 +114,7 @@ function checkRecord(raw: unknown): VersionRecord {
   if (!isChainHash(r.prev)) throw bad("prev");
   if (!isChainHash(r.hash)) throw bad("hash");
   return {
+    format: r.f === 2 ? 2 : 1,
     seq: r.seq as number,
     op: r.op as VersionRecord["op"],
     at: r.at as string, // checked by badChainField, as via is
@@ -123,8 +129,12 @@ function checkRecord(raw: unknown): VersionRecord {
 }
 
 /** Whether a record's hash matches what it says and the entry it holds. */
-export function hashMatches(key: string, record: VersionRecord, entry: Uint8Array): boolean {
-  return chainHash(record.prev, { ...record, key }, entry, 1) === record.hash;
+export function hashMatches(
+  version: { readonly key: string; readonly record: VersionRecord },
+  entry: Uint8Array,
+): boolean {
+  const { key, record } = version;
+  return chainHash(record.prev, { ...record, key }, entry, record.format) === record.hash;
 }
 
 /** The public view of a record. */

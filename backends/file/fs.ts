@@ -83,18 +83,6 @@ export function openForRead(path: string): number {
   return fs.openSync(path, READ_FLAGS);
 }
 
-/** Whether this process may open `path` for reading (false when permission is denied). */
-export function mayRead(path: string): boolean {
-  try {
-    fs.closeSync(fs.openSync(path, READ_FLAGS));
-    return true;
-  } catch (e) {
-    const code = errorKind(e);
-    if (code === "EACCES" || code === "EPERM") return false;
-    return true;
-  }
-}
-
 /**
  * Reads a regular file from `fd` into `buf`, from the file's offset `start`, until its end or the
  * end of `buf`; the number of bytes in `buf` after it. A read of a regular file returns less than
@@ -248,6 +236,21 @@ export function identityOf(path: string): string | null {
   return st === undefined ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
+/** What `factsOf` calls a regular file's identity (`<dev>:<ino>`), without following `path`. */
+export function fileIdOf(path: string): string | undefined {
+  const st = fs.lstatSync(path, { throwIfNoEntry: false });
+  return st?.isFile() ? `${st.dev}:${st.ino}` : undefined;
+}
+
+/** Removes `path` if it is still the regular file `id` (`fileIdOf`); never throws. */
+export function removeIfSame(path: string, id: string): void {
+  try {
+    if (fileIdOf(path) === id) fs.unlinkSync(path);
+  } catch {
+    // Gone already, or left for the next sweep.
+  }
+}
+
 /** A file's device and inode. */
 export interface FileId {
   readonly dev: number;
@@ -275,6 +278,16 @@ export function regularFileOf(
 ): (FileId & { readonly size: number; readonly mtimeMs: number }) | undefined {
   const st = fs.fstatSync(fd);
   return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } : undefined;
+}
+
+/**
+ * An open file's identity (`<dev>:<ino>`) and number of names, or what it is in words when it is
+ * not a regular file.
+ */
+export function factsOf(fd: number): { id: string; nlink: number } | string {
+  const st = fs.fstatSync(fd);
+  if (st.isFile()) return { id: `${st.dev}:${st.ino}`, nlink: st.nlink };
+  return st.isDirectory() ? "a directory" : "not a regular file";
 }
 
 /** What `path` is, in words, without following it (`null`: nothing; "file": a regular file). */

@@ -1,431 +1,275 @@
-// A file store's kept versions: `<dir>/.history/<key>/<seq>.md`, one file per version, the head's
-// bytes hard-linked there when it is written (a delete's version is its record line alone). The
-// head file is always the key's newest version, and the version files of a key are committed up
-// to the head's sequence number (or, for a deleted key, up to its newest delete): a file above
-// that is what a writer killed between its two links left behind, and counts for nothing.
-//
-// Reading needs no lock: the head is read first, then the key's directory, so a version that a
-// concurrent writer commits meanwhile is above the head read and left out, never half-seen.
+// The file backend's history reads: a key's versions, one version's entry, the log across keys,
+// and the evidence `agentmem check` and anchors judge. Each key is read as chain.ts reads it;
+// what cannot be read is skipped and reported, and never stops the other keys.
 
-import { CorruptError, MemoryError, NotFoundError, UnavailableError } from "../../store/errors.ts";
-import type { HistoryProblem, HistoryRetention, Version } from "../../store/types.ts";
-import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
+import * as fs from "node:fs";
+import { NotFoundError } from "../../store/errors.ts";
 import { parseEntry } from "../../store/serialize.ts";
-import type { Entry } from "../../store/types.ts";
+import type { Entry, HistoryProblem, Version } from "../../store/types.ts";
+import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { quote } from "../../store/text.ts";
-import { GENESIS, hashMatches, splitVersion, toVersion, type VersionRecord } from "./envelope.ts";
-import { fileMtime, kindOf, listNames, mayRead, removeQuietly } from "./fs.ts";
-import { readCurrent, readHead, splitFile } from "./read.ts";
-import { keyOf, SUFFIX } from "./names.ts";
+import { toVersion } from "./envelope.ts";
+import { type Dir, namesIn, NotOurDir, openDir } from "./dirs.ts";
+import { type KeyHistory, readKey } from "./chain.ts";
+import type { ExpiredIndex } from "./cut.ts";
+import { close, listNames } from "./fs.ts";
+import { bytesOf, openFile, splitFile } from "./read.ts";
+import {
+  EXPIRED_NAME,
+  HISTORY_DIR,
+  keyOfTemp,
+  legalKey,
+  SUFFIX,
+  SWEPT_NAME,
+  TEMP_SUFFIX,
+  versionName,
+} from "./names.ts";
 
-/** The directory under the store's that holds every key's versions. */
-export const HISTORY_DIR = ".history";
-const SEQ_NAME = /^[1-9][0-9]{0,15}\.md$/;
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Where a key's versions live. */
-export function keyDir(root: string, key: string): string {
-  return `${root}/${HISTORY_DIR}/${key}`;
+/** What the reads need: the store's directory and its expired keys' records. */
+export interface HistoryRoot {
+  readonly root: string;
+  readonly expired: ExpiredIndex;
 }
 
-/** The file of one version. */
-export function versionPath(root: string, key: string, seq: number): string {
-  return `${keyDir(root, key)}/${seq}${SUFFIX}`;
+// What a listing skips, and so reports (the rest is check's to say).
+const SKIPPED: ReadonlySet<HistoryProblem["problem"]> = new Set([
+  "damaged",
+  "foreign",
+  "rolled_back",
+  "edited",
+]);
+
+/** Every version of `key`'s chain, newest first. */
+export function versionsOf(h: HistoryRoot, key: string): Listed<Version> {
+  return withHistory(h, (hd) => {
+    const kh = readOne(h, hd, key);
+    return {
+      items: kh.chain.map((f) => toVersion(key, f.record!, f.description)),
+      problems: skipped(kh),
+    };
+  });
 }
 
-/** What a key's newest committed version is, seen from its head and its version files. */
-export interface Tip {
-  /** The head's record; `undefined` when there is no head or it has no record. */
-  readonly head: VersionRecord | undefined;
-  /** Whether a regular file is under the key's name. */
-  readonly headExists: boolean;
-  /** The newest committed version: the head's, or with no head the newest delete. */
-  readonly committed: VersionRecord | undefined;
-  /** The highest sequence any version file (committed or left over) or the head uses. */
-  readonly maxSeq: number;
+/** The entry version `revision` of `key` wrote. */
+export function entryAt(h: HistoryRoot, key: string, revision: string): Entry {
+  return withHistory(h, (hd) => {
+    const kh = readOne(h, hd, key);
+    const found = kh.chain.find((f) => String(f.seq) === revision);
+    if (found === undefined) {
+      throw new NotFoundError(
+        `[memory:file] Cannot read version ${revision} of memory ${
+          quote(key)
+        }: it is not kept (never written, or pruned); history() lists the revisions there are`,
+        { key },
+      );
+    }
+    if (found.record!.op === "delete") {
+      throw new NotFoundError(
+        `[memory:file] Cannot read version ${revision} of memory ${
+          quote(key)
+        }: it is a delete, which holds nothing; restore the version before it`,
+        { key },
+      );
+    }
+    const entry = (found.place === "head"
+      ? undefined
+      : withKeyDir(hd, key, (kd) =>
+        entryBytes(kd.at(versionName(found.seq)), key, found.seq))) ??
+      entryBytes(`${h.root}/${key}${SUFFIX}`, key, found.seq);
+    if (entry === undefined) {
+      throw new NotFoundError(
+        `[memory:file] Cannot read version ${revision} of memory ${
+          quote(key)
+        }: it was pruned meanwhile`,
+        { key },
+      );
+    }
+    return parseEntry(entry, key);
+  });
 }
 
-/** The versions a key's directory holds, by sequence (no directory: none). */
-export function listSeqs(root: string, key: string): number[] {
-  const dir = keyDir(root, key);
-  const kind = kindOf(dir);
-  if (kind === null) return [];
-  if (kind !== "dir") throw notADirectory(key);
-  const seqs: number[] = [];
-  for (const { name, isFile } of listNames(dir)) {
-    if (isFile && SEQ_NAME.test(name)) seqs.push(Number(name.slice(0, -SUFFIX.length)));
-  }
-  return seqs.sort((a, b) => a - b);
-}
-
-/** The record of one version file, or `undefined` when it is not there. */
-export function recordAt(
-  root: string,
-  key: string,
-  seq: number,
-): { record: VersionRecord; description: string | undefined } | undefined {
-  const path = versionPath(root, key, seq);
-  const head = readHead(path, key);
-  if (head === undefined) {
-    // Gone (pruned meanwhile), or one this process may not read (a version file shares its
-    // memory file's permissions, being the same file): nothing to go by. Otherwise damaged.
-    if (kindOf(path) === "file" && mayRead(path)) throw damaged(key, seq);
-    return undefined;
-  }
-  if (head.record === undefined || head.record.seq !== seq) throw damaged(key, seq);
-  return { record: head.record, description: head.description };
-}
-
-/**
- * The key's tip. `head`: the head file's bytes when the caller has just read them, `null` for a
- * head that exists but cannot be read or has a damaged record (the history alone then says what
- * is committed), `undefined` to read it here.
- */
-export function tipOf(root: string, key: string, head?: Uint8Array | null): Tip {
-  const bytes = head === undefined ? readCurrent(`${root}/${key}${SUFFIX}`, key) : head;
-  const record = bytes === undefined || bytes === null ? undefined : splitFile(bytes, key).record;
-  if (record !== undefined) {
-    return { head: record, headExists: true, committed: record, maxSeq: record.seq };
-  }
-  const seqs = listSeqs(root, key);
-  // A head with no record (written with history off, or unreadable) commits no version of its
-  // own; a deleted key's newest committed version is its newest delete.
-  const committed = bytes === undefined
-    ? newestDelete(root, key, seqs)
-    : newestAny(root, key, seqs);
-  let maxSeq = seqs.at(-1) ?? 0;
-  if (bytes === undefined && maxSeq > (committed?.seq ?? 0)) {
-    // Without a head, a create on top of the newest delete (chained to it) is one that did not
-    // finish: its writer was killed, or a power cut lost the head's link. As above an older head,
-    // the next version takes its place, so history never shows it and the chain has no gap.
-    // Anything else up there (a damaged file, a version whose head an operator removed by hand)
-    // stays, for check to report.
-    const top = recordQuietly(root, key, maxSeq)?.record;
-    if (top?.op === "create" && top.prev === (committed?.hash ?? GENESIS)) maxSeq = top.seq - 1;
-  }
-  return { head: undefined, headExists: bytes !== undefined, committed, maxSeq };
-}
-
-function newestAny(root: string, key: string, seqs: number[]): VersionRecord | undefined {
-  for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordQuietly(root, key, seqs[i]!);
-    if (found !== undefined) return found.record;
-  }
-  return undefined;
-}
-
-function newestDelete(root: string, key: string, seqs: number[]): VersionRecord | undefined {
-  for (let i = seqs.length - 1; i >= 0; i--) {
-    const found = recordQuietly(root, key, seqs[i]!);
-    if (found?.record.op === "delete") return found.record;
-  }
-  return undefined;
-}
-
-// A version's record, or undefined when it is gone or damaged: the tip is what the readable
-// versions say, so a damaged one (a power cut through a store with `durable: false`, a hand edit)
-// never blocks the next write; history() and check report it.
-function recordQuietly(root: string, key: string, seq: number) {
+// The entry bytes of `path` when it holds version `seq` (a copy), else undefined.
+function entryBytes(path: string, key: string, seq: number): Uint8Array | undefined {
+  const o = openFile(path);
+  if (!("fd" in o)) return undefined;
   try {
-    return recordAt(root, key, seq);
-  } catch (e) {
-    if (e instanceof CorruptError) return undefined;
-    throw e;
+    const bytes = bytesOf(o.fd);
+    if (bytes === undefined) return undefined;
+    const split = splitFile(bytes, key);
+    return split.record?.seq === seq ? split.entry.slice() : undefined;
+  } finally {
+    close(o.fd);
   }
 }
 
-/** Every committed version of `key`, newest first. */
-export function versionsOf(root: string, key: string): Version[] {
-  const headPath = `${root}/${key}${SUFFIX}`;
-  const head = readHead(headPath, key);
-  const tip = head?.record !== undefined
-    ? { committed: head.record, maxSeq: head.record.seq }
-    : tipOf(root, key);
-  const top = tip.committed?.seq ?? 0;
-  const out: Version[] = [];
-  let sawTop = false;
-  for (const seq of listSeqs(root, key).reverse()) {
-    if (seq > top) continue;
-    const found = recordAt(root, key, seq);
-    if (found === undefined) continue; // pruned meanwhile
-    if (seq === top) sawTop = true;
-    out.push(toVersion(key, found.record, found.description));
-  }
-  // The head is the newest version even when its link into the history was lost.
-  if (!sawTop && head?.record !== undefined) {
-    out.unshift(toVersion(key, head.record, head.description));
-  }
-  return out;
+/** Every version of every key (or of `key`), oldest first, keys interleaved by `at`. */
+export function logOf(h: HistoryRoot, key: string | undefined): Listed<Version> {
+  return withHistory(h, (hd) => {
+    const items: Version[] = [];
+    const problems: HistoryProblem[] = [];
+    const keys = key !== undefined ? [key] : hd === undefined ? [] : keysIn(hd, problems);
+    for (const k of keys) {
+      const kh = readOne(h, hd, k);
+      problems.push(...skipped(kh));
+      for (const f of [...kh.chain].reverse()) items.push(toVersion(k, f.record!, f.description));
+    }
+    return { items: interleaved(items), problems };
+  });
 }
 
-/** The entry version `seq` of `key` wrote. */
-export function entryAt(root: string, key: string, seq: number): Entry {
-  const committed = versionsOf(root, key);
-  const v = committed.find((c) => c.revision === String(seq));
-  if (v === undefined) {
-    throw new NotFoundError(
-      `[memory:file] Cannot read version ${seq} of memory ${
-        quote(key)
-      }: it is not kept (never written, or pruned); history() lists the revisions there are`,
-      { key },
-    );
+// Keys interleaved by `at` (the writers' clocks), each key's versions in the order of its chain
+// within the places they hold: a clock never reorders one key's versions.
+function interleaved(items: Version[]): Version[] {
+  const byKey = new Map<string, Version[]>();
+  for (const v of items) {
+    let list = byKey.get(v.key);
+    if (list === undefined) byKey.set(v.key, list = []);
+    list.push(v); // each key's arrive in chain order
   }
-  if (v.op === "delete") {
-    throw new NotFoundError(
-      `[memory:file] Cannot read version ${seq} of memory ${
-        quote(key)
-      }: it is a delete, which holds nothing; restore the version before it`,
-      { key },
-    );
-  }
-  let bytes = readCurrent(versionPath(root, key, seq), key);
-  if (bytes === undefined) {
-    // Not linked yet or lost in a crash: the head is that version.
-    bytes = readCurrent(`${root}/${key}${SUFFIX}`, key);
-  }
-  const split = bytes === undefined ? undefined : splitFile(bytes, key);
-  if (split?.record?.seq !== seq) {
-    throw new NotFoundError(
-      `[memory:file] Cannot read version ${seq} of memory ${quote(key)}: it was pruned meanwhile`,
-      { key },
-    );
-  }
-  return parseEntry(split.entry, key);
+  const places = [...items].sort((a, b) =>
+    a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+  );
+  const taken = new Map<string, number>();
+  return places.map(({ key }) => {
+    const n = taken.get(key) ?? 0;
+    taken.set(key, n + 1);
+    return byKey.get(key)![n]!;
+  });
 }
 
-/** The keys that have a history directory. */
-export function historyKeys(root: string): string[] {
-  const dir = `${root}/${HISTORY_DIR}`;
-  const kind = kindOf(dir);
-  if (kind === null) return [];
-  if (kind !== "dir") {
-    throw new UnavailableError(
-      `[memory:file] Cannot read the history: ${HISTORY_DIR} in the memory directory is not a directory; an operator must remove it`,
-    );
-  }
+/** The chains of every key and what is wrong in them (for check and anchors). */
+export function evidenceOf(h: HistoryRoot): Evidence {
+  const temps = stagedFiles(h.root);
+  return withHistory(h, (hd) => {
+    const problems: HistoryProblem[] = [];
+    const keys: KeyEvidence[] = [];
+    const notes: string[] = [];
+    let format1 = 0;
+    let format1Keys = 0;
+    const legacy: string[] = [];
+    const expired = hd === undefined ? new Map() : h.expired.read(hd).byKey;
+    const damagedLines = hd === undefined ? 0 : h.expired.read(hd).damaged;
+    if (damagedLines > 0) {
+      problems.push({
+        key: `${HISTORY_DIR}/${EXPIRED_NAME}`,
+        problem: "damaged",
+        reason: `${damagedLines} of its retention records cannot be read`,
+      });
+    }
+    const names = hd === undefined ? [] : keysIn(hd, problems);
+    for (const key of new Set([...names, ...expired.keys()])) {
+      const kh = readKey(key, { root: h.root, hd, expired: expired.get(key), verify: true, temps });
+      problems.push(...kh.problems);
+      if (kh.format1 > 0) {
+        format1 += kh.format1;
+        format1Keys++;
+      }
+      if (kh.legacyCut) legacy.push(key);
+      keys.push(keyEvidence(kh));
+    }
+    if (format1 > 0) {
+      notes.push(
+        `${format1} versions of ${format1Keys} keys are in chain format 1 (written before format 2), which does not cover a version's place in its chain: two of them swapped would not be seen`,
+      );
+    }
+    if (legacy.length > 0) {
+      notes.push(
+        `${legacy.length} keys (${legacy.slice(0, 5).map(quote).join(", ")}${
+          legacy.length > 5 ? ", …" : ""
+        }) had old versions pruned before retention records existed: a truncation there cannot be told from retention`,
+      );
+    }
+    keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return { within: "", keys, problems, notes };
+  });
+}
+
+function keyEvidence(kh: KeyHistory): KeyEvidence {
+  const tip = kh.tip;
+  return {
+    key: kh.key,
+    name: kh.key,
+    head: tip === undefined ? undefined : { revision: String(tip.seq), hash: tip.hash, op: tip.op },
+    versions: kh.hashes,
+    cut: kh.cut === undefined ? undefined : { revision: kh.cut.revision, hash: kh.cut.hash },
+  };
+}
+
+function skipped(kh: KeyHistory): HistoryProblem[] {
+  return kh.problems.filter((p) => SKIPPED.has(p.problem));
+}
+
+function readOne(h: HistoryRoot, hd: Dir | undefined, key: string): KeyHistory {
+  const expired = hd === undefined ? undefined : h.expired.read(hd).byKey.get(key);
+  return readKey(key, { root: h.root, hd, expired });
+}
+
+// The key names under `.history`, reporting anything else there.
+function keysIn(hd: Dir, problems: HistoryProblem[]): string[] {
   const keys: string[] = [];
-  for (const { name } of listNames(dir)) {
-    const key = keyOf(`${name}${SUFFIX}`);
-    if (key !== undefined) keys.push(key);
+  for (const { name, isFile, isDir } of namesIn(hd)) {
+    if (isDir && legalKey(name) !== undefined) keys.push(name);
+    else if (isFile && (name === EXPIRED_NAME || name === SWEPT_NAME)) continue;
+    else if (isFile && name.startsWith(".") && name.endsWith(TEMP_SUFFIX)) continue;
+    else {
+      problems.push({
+        key: `${HISTORY_DIR}/${name}`,
+        problem: "foreign",
+        reason:
+          `it is not something this library writes under ${HISTORY_DIR}; an operator may remove it`,
+      });
+    }
   }
   return keys.sort();
 }
 
-/**
- * Removes versions the retention no longer keeps: beyond the newest `versions` of the key and
- * older than `days`. Never a committed version at or above `keepFrom`. Best effort.
- */
-export function prune(root: string, key: string, retention: HistoryRetention, top: number): void {
-  try {
-    const seqs = listSeqs(root, key).filter((s) => s <= top);
-    const old = seqs.length - retention.versions;
-    if (old <= 0) return;
-    const cutoff = Date.now() - retention.days * DAY_MS;
-    for (const seq of seqs.slice(0, old)) {
-      const path = versionPath(root, key, seq);
-      const mtime = fileMtime(path);
-      if (mtime !== undefined && (retention.days === 0 || mtime < cutoff)) removeQuietly(path);
-    }
-  } catch {
-    // Pruning is housekeeping: the next write tries again.
+// The identities of the staged files in the store's directory that have another name: the
+// evidence that a version above a key's tip is a write cut short.
+function stagedFiles(root: string): Set<string> {
+  const ids = new Set<string>();
+  for (const { name } of listNames(root)) {
+    if (keyOfTemp(name) === undefined) continue;
+    const st = fs.lstatSync(`${root}/${name}`, { throwIfNoEntry: false });
+    if (st?.isFile() && st.nlink >= 2) ids.add(`${st.dev}:${st.ino}`);
   }
+  return ids;
 }
 
-/** What is wrong in `key`'s kept versions: edited bytes, a missing link, damaged records. */
-export function verifyKey(root: string, key: string): HistoryProblem[] {
-  const problems: HistoryProblem[] = [];
-  const headBytes = safeRead(`${root}/${key}${SUFFIX}`, key);
-  let headRecord: VersionRecord | undefined;
-  if (headBytes !== undefined) {
-    try {
-      headRecord = splitFile(headBytes, key).record;
-    } catch (e) {
-      problems.push({ key, problem: "damaged", reason: afterColon(e) });
-    }
-  }
-  let seqs: number[];
+// Runs `fn` with the history directory open (undefined when there is none); one that is not a
+// directory of ours is reported, as the only problem, with nothing listed.
+function withHistory<T extends Listed<Version> | Evidence | Entry>(
+  h: HistoryRoot,
+  fn: (hd: Dir | undefined) => T,
+): T {
+  let hd: Dir | undefined;
   try {
-    seqs = listSeqs(root, key);
+    hd = openDir(h.root, HISTORY_DIR);
   } catch (e) {
-    return [...problems, { key, problem: "damaged", reason: afterColon(e) }];
+    if (!(e instanceof NotOurDir)) throw e;
+    const problem: HistoryProblem = {
+      key: HISTORY_DIR,
+      problem: "foreign",
+      reason:
+        `${HISTORY_DIR} in the memory directory is ${e.what}, not a history directory this library made; an operator must remove it`,
+    };
+    const r = fn(undefined);
+    return "problems" in r ? { ...r, problems: [...r.problems, problem] } : r;
   }
-  if (headRecord !== undefined && !hashMatches(key, headRecord, entryBytes(headBytes!))) {
-    problems.push({
-      key,
-      revision: String(headRecord.seq),
-      problem: "edited",
-      reason: "the memory file does not match its version's hash (edited by hand?)",
-    });
-  }
-  const top = headRecord?.seq ?? Number.POSITIVE_INFINITY;
-  let prev: VersionRecord | undefined;
-  for (const seq of seqs) {
-    if (seq > top) continue; // left over by a killed writer
-    const bytes = safeRead(versionPath(root, key, seq), key);
-    if (bytes === undefined) continue;
-    let record: VersionRecord | undefined;
-    try {
-      record = splitVersion(bytes).record;
-    } catch (e) {
-      problems.push({
-        key,
-        revision: String(seq),
-        problem: "damaged",
-        reason: String((e as Error).message),
-      });
-      prev = undefined;
-      continue;
-    }
-    if (record === undefined || record.seq !== seq) {
-      problems.push({
-        key,
-        revision: String(seq),
-        problem: "damaged",
-        reason: "the version file has no record of its own sequence",
-      });
-      prev = undefined;
-      continue;
-    }
-    if (!hashMatches(key, record, bytes.subarray(bytes.indexOf(0x0a) + 1))) {
-      problems.push({
-        key,
-        revision: String(seq),
-        problem: "edited",
-        reason: "the version's bytes do not match its hash (edited by hand?)",
-      });
-    }
-    if (prev !== undefined && record.prev !== prev.hash) {
-      problems.push({
-        key,
-        revision: String(seq),
-        problem: "missing",
-        reason:
-          `it does not chain to version ${prev.seq} before it (a version between is missing or was replaced)`,
-      });
-    }
-    prev = record;
-  }
-  if (headRecord !== undefined && prev !== undefined && prev.seq !== headRecord.seq) {
-    if (headRecord.prev !== prev.hash || headRecord.seq !== prev.seq + 1) {
-      problems.push({
-        key,
-        revision: String(headRecord.seq),
-        problem: "missing",
-        reason: `the memory does not chain to its newest kept version ${prev.seq}`,
-      });
-    }
-  }
-  return problems;
-}
-
-function entryBytes(bytes: Uint8Array): Uint8Array {
-  return bytes.subarray(bytes.indexOf(0x0a) + 1);
-}
-
-// A copy of a file's bytes (the read buffer is shared), or undefined when it is not there or
-// cannot be read.
-function safeRead(path: string, key: string): Uint8Array | undefined {
   try {
-    const bytes = readCurrent(path, key);
-    return bytes === undefined ? undefined : bytes.slice();
-  } catch {
-    return undefined;
+    return fn(hd);
+  } finally {
+    hd?.close();
   }
 }
 
-function afterColon(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
-  const at = message.indexOf('": ');
-  return at < 0 ? message : message.slice(at + 3);
-}
-
-function notADirectory(key: string): UnavailableError {
-  return new UnavailableError(
-    `[memory:file] Cannot read the history of memory ${
-      quote(key)
-    }: its entry under ${HISTORY_DIR} is not a directory; an operator must remove it`,
-    { key },
-  );
-}
-
-function damaged(key: string, seq: number): CorruptError {
-  return new CorruptError(
-    `[memory:file] Cannot read version ${seq} of memory ${
-      quote(key)
-    }: its version record is damaged; agentmem check names it`,
-    { key },
-  );
-}
-
-/**
- * Every committed version of every key (or of `key`), each key's oldest first; a key whose
- * history cannot be read is skipped and reported.
- */
-export function logOf(root: string, key: string | undefined): Listed<Version> {
-  const keys = key === undefined ? historyKeys(root) : [key];
-  const items: Version[] = [];
-  const problems: HistoryProblem[] = [];
-  for (const k of keys) {
-    try {
-      items.push(...versionsOf(root, k).reverse());
-    } catch (e) {
-      if (!(e instanceof MemoryError)) throw e;
-      problems.push({ key: k, problem: "damaged", reason: afterColon(e) });
-    }
-  }
-  items.sort((a, b) =>
-    a.at < b.at ? -1 : a.at > b.at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0
-  );
-  return { items, problems };
-}
-
-/** The chains of every key, and what is wrong in them (for check and anchors). */
-export function evidenceOf(root: string): Evidence {
-  const keys: KeyEvidence[] = [];
-  for (const key of historyKeys(root)) {
-    const versions = new Map<string, string>();
-    let head: KeyEvidence["head"];
-    try {
-      for (const seq of listSeqs(root, key)) {
-        const found = recordQuietly(root, key, seq);
-        if (found !== undefined) versions.set(String(seq), found.record.hash);
-      }
-      const tip = tipOf(root, key);
-      if (tip.committed !== undefined) {
-        const c = tip.committed;
-        versions.set(String(c.seq), c.hash);
-        head = { revision: String(c.seq), hash: c.hash, op: c.op };
-      }
-    } catch (e) {
-      if (!(e instanceof MemoryError)) throw e;
-    }
-    keys.push({ key, name: key, head, versions, cut: undefined });
-  }
-  return { within: "", keys, problems: verifyStore(root), notes: [] };
-}
-
-/** What is wrong in the history of every key that has one (for `agentmem check`). */
-export function verifyStore(root: string): HistoryProblem[] {
-  const problems: HistoryProblem[] = [];
-  for (const key of historyKeys(root)) {
-    problems.push(...verifyKey(root, key));
-    const head = safeRead(`${root}/${key}${SUFFIX}`, key);
-    if (head !== undefined && splitVersionQuiet(head) === undefined) {
-      problems.push({
-        key,
-        problem: "unrecorded",
-        reason:
-          "the memory holds an entry no version records (written with history off, or edited by hand)",
-      });
-    }
-  }
-  return problems;
-}
-
-function splitVersionQuiet(bytes: Uint8Array): VersionRecord | undefined {
+function withKeyDir<T>(hd: Dir | undefined, key: string, fn: (kd: Dir) => T): T | undefined {
+  if (hd === undefined) return undefined;
+  const kd = openDir(hd, key);
+  if (kd === undefined) return undefined;
   try {
-    return splitVersion(bytes).record;
-  } catch {
-    return undefined;
+    return fn(kd);
+  } finally {
+    kd.close();
   }
 }

@@ -180,6 +180,26 @@ export async function acquire(
   }
 }
 
+/**
+ * Takes the lock at `path` if it can within `ms` (housekeeping that must never hold up a write);
+ * `undefined` when it could not.
+ */
+export async function tryAcquire(
+  path: string,
+  o: { readonly key: string; readonly ms: number },
+): Promise<HeldLock | undefined> {
+  const { key, ms } = o;
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), ms);
+  try {
+    return await acquire(path, key, stop.signal);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Releases a lock this process holds: its name goes (if it is still this lock), then its file. */
 export function release(lock: HeldLock): void {
   try {

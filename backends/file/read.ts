@@ -8,7 +8,7 @@ import { CorruptError } from "../../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { errorKind, quote } from "../../store/text.ts";
-import { close, kindOf, openForRead, readAll } from "./fs.ts";
+import { close, factsOf, kindOf, openForRead, readAll } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
 // Most headers (and version records) fit in the first read; a long description takes a second.
@@ -121,6 +121,58 @@ export function readHead(
     throw e;
   }
   try {
+    return headOf(fd, key, withRecord);
+  } finally {
+    close(fd);
+  }
+}
+
+/** What a regular file is: its device and inode, and how many names it has. */
+export interface FileFacts {
+  readonly id: string;
+  readonly nlink: number;
+}
+
+/** What `openFile` found under a name. */
+export type Opened =
+  | { readonly fd: number; readonly facts: FileFacts }
+  | { readonly absent: true }
+  | { readonly denied: true }
+  | { readonly other: string };
+
+/**
+ * Opens the regular file `path` for reading, never through a symlink and never blocking, and
+ * says what it is (fstat on the opened file, so what is read is what was judged).
+ */
+export function openFile(path: string): Opened {
+  let fd: number;
+  try {
+    fd = openForRead(path);
+  } catch (e) {
+    const code = errorKind(e);
+    if (code === "ENOENT") return { absent: true };
+    if (code === "EACCES" || code === "EPERM") return { denied: true };
+    if (code === "ELOOP") return { other: "a symbolic link" };
+    if (NOT_A_MEMORY_FILE.has(code)) return { other: "not a regular file" };
+    throw e;
+  }
+  const facts = factsOf(fd);
+  if (typeof facts === "string") {
+    close(fd);
+    return { other: facts };
+  }
+  return { fd, facts };
+}
+
+/** The description and record at the top of the file open on `fd` (see `readHead`). */
+export function headOf(
+  fd: number,
+  key: string,
+  withRecord = true,
+):
+  | { description: string | undefined; record: VersionRecord | undefined; damaged?: true }
+  | undefined {
+  try {
     // Reads on until `want` bytes are in (or the file ends): the first probe is usually enough.
     let n = 0;
     let ended = false;
@@ -143,15 +195,17 @@ export function readHead(
       start = nl + 1;
     }
     let record: VersionRecord | undefined;
+    let damaged: { damaged?: true } = {};
     if (start > 0 && withRecord) {
       try {
         record = splitVersion(HEADER_BUF.subarray(0, start)).record;
       } catch {
         record = undefined; // a damaged record: listed from its header, `check` names it
+        damaged = { damaged: true };
       }
     }
     // A record alone: a delete's version file.
-    if (start > 0 && ended && n === start) return { description: undefined, record };
+    if (start > 0 && ended && n === start) return { description: undefined, record, ...damaged };
     let end = indexOfClose(HEADER_BUF, n, start);
     if (end < 0) {
       fill(HEADER_BUF.length);
@@ -159,15 +213,22 @@ export function readHead(
     }
     const header = HEADER_BUF.subarray(start, end < 0 ? n : end + CLOSE.length);
     const description = parseHeader(decodeUtf8(header, key), key).description;
-    return { description, record };
+    return { description, record, ...damaged };
   } catch (e) {
     if (e instanceof CorruptError) return undefined;
     // A name that is not a regular file after all (swapped in after the directory was read).
     if (errorKind(e) === "EISDIR" || errorKind(e) === "EAGAIN") return undefined;
     throw e;
-  } finally {
-    close(fd);
   }
+}
+
+/**
+ * The whole of the file open on `fd`, in the shared read buffer (use it before the next read);
+ * `undefined` when it holds more than a key's file may.
+ */
+export function bytesOf(fd: number): Uint8Array | undefined {
+  const n = readAll(fd, ENTRY_BUF);
+  return n > MAX_FILE_BYTES ? undefined : ENTRY_BUF.subarray(0, n);
 }
 
 function indexOfClose(bytes: Uint8Array, length: number, start = 0): number {

@@ -1,40 +1,52 @@
-// Cleaning up after writers that died mid-write: their temp files (an entry's body, or a lock not
-// yet published) and their locks. A temp file's name carries its writer's token,
-// `.<name>.<token>.<hex>.tmp`, so a sweeper removes it as soon as that writer is judged dead, and
-// never while it is judged alive, however long a live writer takes (paused, say). Judged as locks
-// are (process.ts): only where this process's /proc shows the writer's pid namespace.
-//
-// Where the writer cannot be judged from here (another container, no readable /proc, a name from
-// an older version), a temp file older than STALE_TEMP_MS goes: unlike a lock, which no age may
-// break, a temp file swept under a writer stalled for an hour costs that one write an error, never
-// a lost update, while dead writers' bodies would otherwise pile up in a shared directory forever.
-// Locks are swept only when their holder is judged dead (lock.ts).
+// Cleaning up after writers that died mid-write: their temp files and their locks. A temp file's
+// name carries its writer's token (names.ts), so it goes as soon as that writer is judged dead
+// (process.ts), never while it is judged alive; one whose writer cannot be judged from here goes
+// once it is STALE_TEMP_MS old. A temp file that is also a version above its key's tip is the
+// evidence of a write cut short (chain.ts): that version goes first, under the key's lock, at a
+// store's open. Locks go only when their holder is judged dead (lock.ts).
 
-import { breakIfDead, isLockName } from "./lock.ts";
-import { fileMtime, listNames, removeQuietly } from "./fs.ts";
+import { breakIfDead, isLockName, lockPath, release, tryAcquire } from "./lock.ts";
+import { fileIdOf, fileMtime, listNames, removeIfSame } from "./fs.ts";
 import { liveness } from "./process.ts";
-import { TEMP_SUFFIX } from "./names.ts";
+import { HISTORY_DIR, keyOfTemp, TEMP_SUFFIX, versionName } from "./names.ts";
+import { namesIn, openDir } from "./dirs.ts";
+import { readKey } from "./chain.ts";
+import * as fs from "node:fs";
 
 /** A temp file whose writer's liveness is unknown is removed once it is this old. */
 export const STALE_TEMP_MS = 60 * 60 * 1000;
 
-/** Removes what a dead writer left under `name` in `root`, if anything; never throws. */
+/**
+ * Removes what a dead writer left under `name` in `root`, if anything; never throws. A temp file
+ * that is a write cut short is left for `sweepDir`.
+ */
 export function sweepName(root: string, name: string, isFile: boolean): void {
   if (!isFile || name.charCodeAt(0) !== 0x2e) return;
   try {
-    if (name.endsWith(TEMP_SUFFIX)) sweepTemp(`${root}/${name}`, name);
-    else if (isLockName(name)) void breakIfDead(`${root}/${name}`).catch(() => {});
+    if (name.endsWith(TEMP_SUFFIX) && deadTemp(root, name) === "alone") {
+      fs.rmSync(`${root}/${name}`, { force: true });
+    } else if (isLockName(name)) void breakIfDead(`${root}/${name}`).catch(() => {});
   } catch {
     // Best effort: what cannot be removed now is tried again at the next sweep.
   }
 }
 
 /** Sweeps a whole directory (when a store opens); never throws. */
-export function sweepDir(root: string): void {
+export async function sweepDir(root: string): Promise<void> {
+  let names;
   try {
-    for (const { name, isFile } of listNames(root)) sweepName(root, name, isFile);
+    names = listNames(root);
   } catch {
-    // An unreadable directory fails the first real call with a clear error instead.
+    return; // An unreadable directory fails the first real call with a clear error instead.
+  }
+  for (const { name, isFile } of names) {
+    try {
+      if (isFile && name.endsWith(TEMP_SUFFIX) && deadTemp(root, name) === "linked") {
+        await dropCutShort(root, name);
+      } else sweepName(root, name, isFile);
+    } catch {
+      // Best effort.
+    }
   }
 }
 
@@ -44,12 +56,74 @@ export function tempToken(name: string): string {
   return parts.length >= 5 ? parts[parts.length - 3] ?? "" : "";
 }
 
-function sweepTemp(path: string, name: string): void {
+// Whether the temp file `name` is a dead writer's: "alone" when it is its file's only name,
+// "linked" when the file has another (a version, a head), undefined when it must stay.
+function deadTemp(root: string, name: string): "alone" | "linked" | undefined {
+  const path = `${root}/${name}`;
   const state = liveness(tempToken(name));
-  if (state === "alive") return;
+  if (state === "alive") return undefined;
   if (state === "unknown") {
     const mtime = fileMtime(path);
-    if (mtime === undefined || Date.now() - mtime < STALE_TEMP_MS) return;
+    if (mtime === undefined || Date.now() - mtime < STALE_TEMP_MS) return undefined;
   }
-  removeQuietly(path);
+  const st = fs.lstatSync(path, { throwIfNoEntry: false });
+  if (st === undefined || !st.isFile()) return undefined;
+  // A lock's own staged file (lock.ts) is never a version.
+  const lockTemp = /\.lock\.[^.]+\.[0-9a-f]+\.tmp$/.test(name);
+  return st.nlink > 1 && !lockTemp ? "linked" : "alone";
+}
+
+// A dead writer's temp file that has another name: if that name is a version above its key's
+// tip (a write cut short), the version goes first, under the key's lock, then the temp file.
+async function dropCutShort(root: string, name: string): Promise<void> {
+  const path = `${root}/${name}`;
+  const id = fileIdOf(path);
+  if (id === undefined) return;
+  for (const key of keysFor(root, name)) {
+    const lock = await tryAcquire(lockPath(root, key), { key, ms: 100 });
+    if (lock === undefined) return; // busy: left for the next sweep
+    try {
+      const hd = openDir(root, HISTORY_DIR);
+      if (hd === undefined) break;
+      try {
+        const kh = readKey(key, { root, hd, temps: new Set([id]) });
+        const top = kh.tip?.seq ?? kh.cut?.seq ?? 0;
+        const kd = openDir(hd, key);
+        if (kd === undefined) continue;
+        try {
+          for (let seq = top + 1;; seq++) {
+            const at = kd.at(versionName(seq));
+            const there = fileIdOf(at);
+            if (there === undefined) break;
+            if (there === id) removeIfSame(at, id);
+          }
+        } finally {
+          kd.close();
+        }
+      } finally {
+        hd.close();
+      }
+    } finally {
+      release(lock);
+    }
+  }
+  removeIfSame(path, id);
+}
+
+// The keys a temp file's name may stand for (a long key's name holds only its start).
+function keysFor(root: string, name: string): string[] {
+  const of = keyOfTemp(name);
+  if (of === undefined) return [];
+  if ("key" in of) return [of.key];
+  try {
+    const hd = openDir(root, HISTORY_DIR);
+    if (hd === undefined) return [];
+    try {
+      return namesIn(hd).map((n) => n.name).filter((n) => n.startsWith(of.prefix));
+    } finally {
+      hd.close();
+    }
+  } catch {
+    return [];
+  }
 }

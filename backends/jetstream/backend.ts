@@ -22,6 +22,7 @@ import { getMessage } from "./messages.ts";
 import { isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
+import { jetStreamReview } from "./proposals.ts";
 import { JetStreamSidecar } from "./sidecar.ts";
 
 const ENCODER = new TextEncoder();
@@ -44,6 +45,7 @@ export class JetStreamBackend implements BackendOps {
       ...historyOps(this.#h, { keeper, now: config.now }),
       index: (call) => this.#list(call, true),
       readLatest: (key, call) => this.#read(key, { call, withVersion: true }),
+      review: jetStreamReview(this.#h),
     };
   }
 

@@ -20,6 +20,7 @@ import { ConfigError, UnavailableError } from "../../store/errors.ts";
 import type { BucketSettings } from "./bucket_settings.ts";
 import { checkBucket, historyStream, missingForHistory } from "./bind.ts";
 import { ANCHOR_NAME, JETSTREAM_HISTORY_MIN_VALUE_SIZE } from "./wire.ts";
+import { ensureReviewStream } from "./review_stream.ts";
 
 const STREAM_NOT_FOUND = 10059;
 const DUPLICATE_WINDOW_NS = 120e9;
@@ -48,9 +49,14 @@ export async function createJetStreamBucket(
       await jsm.streams.add(bucketStream(s));
       await writeAnchor(jsm, s.bucket);
       if (hsi === undefined) await jsm.streams.add(historyConfig(s));
+      await ensureReviewStream(jsm, s, undefined);
       return "created";
     }
-    if (missingForHistory(s.bucket, si, hsi) === undefined) return "exists";
+    // The review stream (review_stream.ts) is given to every bucket that lacks it.
+    const reviewAdded = await ensureReviewStream(jsm, s, si);
+    if (missingForHistory(s.bucket, si, hsi) === undefined) {
+      return reviewAdded ? "upgraded" : "exists";
+    }
     // A bucket the backend refuses for other reasons (a TTL, say) is reported, not changed.
     checkBucket(s.bucket, { ...si, config: { ...si.config, max_msg_size: -1 } });
     const size = si.config.max_msg_size ?? -1;

@@ -11,6 +11,7 @@ import { logPage, runPage, runsPage } from "./_log.ts";
 import { memoriesPage, overviewPage } from "./_memories.ts";
 import { diffPage, memoryPage, restoreConfirmPage, restorePost, versionPage } from "./_memory.ts";
 import { revertPost, revertPreviewPage } from "./_revert.ts";
+import { approvePost, proposalPage, rejectPost, reviewPage } from "./_review.ts";
 import { STYLE } from "./_style.ts";
 
 /** The console's Hono app for one console run. */
@@ -39,6 +40,10 @@ export function consoleApp(con: Console): Hono {
   app.get("/run/:run", (c) => runPage(c, con));
   app.get("/run/:run/revert", (c) => revertPreviewPage(c, con));
   app.post("/run/:run/revert", (c) => revertPost(c, con));
+  app.get("/review", (c) => reviewPage(c, con));
+  app.get("/review/:id", (c) => proposalPage(c, con));
+  app.post("/review/:id/approve", (c) => approvePost(c, con));
+  app.post("/review/:id/reject", (c) => rejectPost(c, con));
   app.get("/check", (c) => checkPage(c, con));
   app.notFound((c) =>
     render(

@@ -97,6 +97,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ["/memories", "Memories"],
   ["/log", "Audit log"],
   ["/runs", "Runs"],
+  ["/review", "Review"],
   ["/check", "Check"],
 ];
 

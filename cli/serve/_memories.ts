@@ -20,6 +20,7 @@ import {
   when,
 } from "./_html.ts";
 import type { TakenAudit } from "./_audit_cache.ts";
+import { pendingCount } from "./_review.ts";
 
 /** Memories on one page of the list or of a search (the store holds at most 1,024). */
 const PAGE = 200;
@@ -78,21 +79,22 @@ export async function overviewPage(c: Context, con: Console) {
     const taken = await con.audits.get();
     const damaged = taken.audit.entries.filter((e) => e.problem !== undefined).length;
     const info = con.store.info();
+    const pending = await pendingCount(con);
     return render(
       c,
       con,
       "Overview",
       html`
         <dl class="facts">
-        <dt>backend</dt><dd>${text(info.backend)}</dd>
-        ${info.location === "" ? "" : html`
-          <dt>location</dt>
-          <dd>${text(info.location)}</dd>
-        `}
-        <dt>mode</dt><dd>${con.chrome.writable
-          ? "write: restore, revert, approve and reject are allowed, each after a confirmation"
-          : "read-only: nothing here changes the store"}</dd>
-        </dl>
+                <dt>backend</dt><dd>${text(info.backend)}</dd>
+                ${info.location === "" ? "" : html`
+                  <dt>location</dt>
+                  <dd>${text(info.location)}</dd>
+                `}
+                <dt>mode</dt><dd>${con.chrome.writable
+                  ? "write: restore, revert, approve and reject are allowed, each after a confirmation"
+                  : "read-only: nothing here changes the store"}</dd>
+                </dl>
         <ul class="tiles">
           <li><a href="/memories">Memories</a>: ${plural(
             items.length,
@@ -106,6 +108,13 @@ export async function overviewPage(c: Context, con: Console) {
           <li><a href="/log">Audit log</a>: every kept version, newest first, by run, actor, key, time, taint</li>
           <li><a href="/log?tainted=1">Tainted writes</a>: versions written by runs that read untrusted input</li>
           <li><a href="/runs">Runs</a>: every run that wrote, with a revert for each</li>
+          <li><a href="/review">Review queue</a>: ${pending === undefined
+            ? "no review here"
+            : plural(
+              pending,
+              "write held",
+              "writes held",
+            )} for an operator (store option <code>review</code>)</li>
           <li><a href="/check">Check</a>: what <code>agentmem check</code> reports</li>
         </ul>
       `,

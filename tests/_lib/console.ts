@@ -227,3 +227,26 @@ export async function writePoisonedDay(store: Store): Promise<void> {
     scope: later,
   });
 }
+/**
+ * A store under review (`review: "tainted"`): a good run's memories, then a tainted run whose
+ * update of the preferences and new note are held as proposals, not written.
+ */
+export async function reviewedDay(dir: string): Promise<Store> {
+  const store = await openFileStore({ dir, review: "tainted" });
+  const good = new Scope({ run: DAY.good, actor: "agent:notes" });
+  await store.create("user.prefs", "User preferences", "metric units\nshort answers\n", {
+    scope: good,
+  });
+  const bad = new Scope({ run: DAY.poison, actor: "agent:web", tainted: true });
+  await store.update("user.prefs", HOSTILE.description, HOSTILE.content, {
+    scope: bad,
+    via: "memory_write",
+    callId: "toolu_bad_1",
+  });
+  await store.create("note.planted", "A note from the page", HOSTILE.planted, {
+    scope: bad,
+    via: "memory_write",
+    callId: "toolu_bad_2",
+  });
+  return store;
+}

@@ -6,6 +6,15 @@ import { cli } from "../_lib/cli.ts";
 import { agentmemShell } from "../_lib/agentmem_shell.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
+import { openFileStore, proposals, Scope } from "../../mod.ts";
+
+// A write a tainted run made through a store that holds such writes for review: the <id> the
+// review examples (review show, approve, reject) name.
+async function heldProposal(cwd: string, n: number): Promise<string> {
+  const store = await openFileStore({ dir: `${cwd}/.agentmem`, review: "tainted" });
+  await store.create(`held.${n}`, "A held write", "held", { scope: new Scope({ tainted: true }) });
+  return (await proposals(store, { key: `held.${n}` }))[0]!.id;
+}
 
 // The command names `agentmem --help` lists, in its order.
 async function commandNames(cwd: string): Promise<string[]> {
@@ -164,10 +173,12 @@ Deno.test({
     examples.sort((a, b) => rank(a) - rank(b));
     let run = "";
     let revision = "";
+    let held = 0;
     for (const printed of examples) {
       // Placeholders are filled from the store; the NATS URL is the test's own server.
-      const line = printed.replace("<revision>", revision).replace("<run id>", run)
+      let line = printed.replace("<revision>", revision).replace("<run id>", run)
         .replace("nats://127.0.0.1:4222", server.url);
+      if (line.includes("<id>")) line = line.replace("<id>", await heldProposal(t.path, ++held));
       if (printed.startsWith("agentmem serve")) {
         // It serves until stopped: it printed its URL, and stops cleanly on SIGINT.
         await using console = shell.start(line, t.path);

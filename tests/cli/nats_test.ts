@@ -280,6 +280,7 @@ Deno.test({
       check.stdout,
       [
         'bucket "mem", prefix "": the whole bucket (the library\'s default prefix is the run\'s identity, so an agent\'s key k shows here as <identity>.k)',
+        'looked at every prefix: (no prefix) 3, "a" 1 (keys by their first part; a flat key with a dot counts under its first part)',
         "jetstream: 4 entries, 1 healthy, 3 problems",
         '  "bad-body": damaged: it is not valid UTF-8',
         '  "bad/name": illegal name: the name is not a legal key: it contains "/"; a key is 1 to 200 characters from A-Z a-z 0-9 . _ = -, not starting or ending with "." and without ".."',

@@ -44,3 +44,46 @@ jetstreamTest(
     assert.match(none.stdout, /no versions \(never written, or pruned\)/);
   },
 );
+
+jetstreamTest(
+  "cli: check means the same whatever prefix it is given, and names the prefixes it saw",
+  async () => {
+    await using t = await tempDir();
+    await using f = await natsFixture();
+    const travel = await f.open({ prefix: "travel-agent" });
+    const notes = await f.open({ prefix: "notes-agent" });
+    const scope = new Scope({ run: "run-1" });
+    for (const k of ["user.units", "trip.lisbon", "trip.paris"]) {
+      await travel.create(k, `about ${k}`, "v1", { scope });
+    }
+    await notes.create("todo", "about todo", "v1", { scope });
+    const bad = new Scope({ run: "run-bad", tainted: true });
+    await travel.read("user.units", { scope: bad });
+    await travel.update("user.units", "about user.units", "poisoned", { scope: bad });
+    const js = ["--servers", f.server.url, "--bucket", BUCKET];
+    // Undone through the agent's prefix, checked through every other.
+    const undo = await cli(t.path, [
+      "revert",
+      "--run",
+      "run-bad",
+      ...js,
+      "--prefix",
+      "travel-agent",
+    ]);
+    assert.equal(undo.code, 0, undo.stderr);
+    for (
+      const prefix of [[], ["--prefix", ""], ["--prefix", "travel-agent"], [
+        "--prefix",
+        "notes-agent",
+      ]]
+    ) {
+      const r = await cli(t.path, ["check", ...js, ...prefix, "--json"]);
+      assert.equal(r.code, 0, `${prefix.join(" ")}: ${r.stdout}${r.stderr}`);
+      assert.deepEqual(JSON.parse(r.stdout).history, [], prefix.join(" "));
+    }
+    const whole = await cli(t.path, ["check", ...js]);
+    assert.match(whole.stdout, /looked at every prefix: "notes-agent" 1, "travel-agent" 3/);
+    const json = JSON.parse((await cli(t.path, ["check", ...js, "--json"])).stdout);
+    assert.deepEqual(json.prefixes, { "notes-agent": 1, "travel-agent": 3 });
+  },
+);

@@ -9,7 +9,7 @@ import { history, openFileStore } from "../../mod.ts";
 import { assertTools, needs } from "../_lib/needs.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { browser } from "./_browser.ts";
-import { DAY, HOSTILE, poisonedDay, serve } from "../_lib/console.ts";
+import { DAY, HOSTILE, poisonedDay, reviewedDay, serve } from "../_lib/console.ts";
 
 const NEEDS = needs("the console's browser tests", "chromium");
 
@@ -194,3 +194,48 @@ browserTest("a restore from the timeline, confirmed on a page that shows its dif
   assert.equal((await store.read("user.prefs")).description, "User preferences");
   assert.deepEqual(b.troubles, []);
 });
+
+browserTest(
+  "the review queue: approve one held write, reject another, without JavaScript",
+  async () => {
+    await using tmp = await tempDir("agentmem-console-browser-");
+    const store = await reviewedDay(tmp.path);
+    await using s = await serve(["--dir", tmp.path, "--write"]);
+    await using b = await browser({ javaScript: false });
+    const { page } = b;
+    await page.goto(s.url);
+    await page.getByRole("link", { name: "Review", exact: true }).click();
+    const held = page.locator("main table tbody tr");
+    assert.equal(await held.count(), 2);
+    assert.equal(await held.locator(".tainted").count(), 2);
+    await b.shot("30-review-queue");
+    // The update of the preferences: its diff against what the memory holds now.
+    await held.filter({ hasText: "user.prefs" }).locator("td a").first().click();
+    assert.deepEqual(await page.locator(".diff-body tr.del pre").allInnerTexts(), [
+      "short answers",
+    ]);
+    await b.shot("31-proposal");
+    await page.getByRole("button", { name: /^Approve: update user\.prefs/ }).click();
+    assert.match(
+      await page.locator("main").innerText(),
+      /Approved: update user\.prefs, now revision 2/,
+    );
+    await b.shot("32-approved");
+    assert.match((await store.read("user.prefs")).content, /evil\.example/);
+    // The planted note: rejected, with a reason.
+    await page.getByRole("link", { name: "Back to the queue" }).click();
+    await page.locator("main table tbody tr", { hasText: "note.planted" }).locator("td a").first()
+      .click();
+    await page.getByLabel("Reason").fill("planted by a web page");
+    await page.getByRole("button", { name: "Reject" }).click();
+    assert.match(
+      await page.locator("main").innerText(),
+      /Rejected: create note\.planted; nothing was written/,
+    );
+    await b.shot("33-rejected");
+    await assert.rejects(store.read("note.planted"));
+    await page.getByRole("link", { name: "Back to the queue" }).click();
+    assert.match(await page.locator("main").innerText(), /No pending proposal/);
+    assert.deepEqual(b.troubles, []);
+  },
+);

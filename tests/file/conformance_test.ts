@@ -10,6 +10,7 @@ function opener(prefix: string, options: Omit<FileStoreOptions, "dir"> = {}) {
     return {
       store: await openFileStore({ dir, ...options }),
       peer: () => openFileStore({ dir, ...options }),
+      reopen: (more) => openFileStore({ dir, ...options, ...more }),
       plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
       cleanup: () => tmp[Symbol.asyncDispose](),
     };

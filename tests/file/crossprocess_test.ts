@@ -266,7 +266,7 @@ Deno.test(`a writer killed with SIGKILL at random points (${KILLS} times) leaves
         // Left behind: temp files (swept once their writer is seen dead) and the lock of a writer
         // killed holding it (broken by the next writer of that key).
         assert.ok(
-          temps.every((t) => t.endsWith(".tmp") || t.endsWith(".lock")),
+          temps.every((t) => t.endsWith(".tmp") || t.endsWith(".lock") || t.endsWith(".del")),
           `run ${run}: ${temps.join(" ")}`,
         );
         const listed = (await store.list()).map((i) => i.key);

@@ -54,6 +54,7 @@ for (const history of [true, false]) {
       return {
         store: await f.open(),
         peer: () => f.open(),
+        reopen: (more) => f.open(more),
         plant: async (key, bytes) => void await f.kv.put(`run.${key}`, bytes),
         cleanup: () => f.cleanup(),
       };

@@ -20,7 +20,7 @@ export interface Observation {
   readonly keys: Map<string, Found>;
   /** Names of the directory that are neither a key of the run nor a temp file or a lock. */
   readonly strangers: string[];
-  /** Temp files and locks left by the killed writers (invisible; swept by the next open). */
+  /** Temp files, locks and pending deletes left by the killed writers (invisible). */
   readonly leftovers: number;
   /** Where `list()`, `read()`, the audit or the CLI disagree. */
   readonly disagreements: string[];
@@ -42,7 +42,11 @@ export async function observe(
   let leftovers = 0;
   for (const n of names) {
     if (ours.has(n) || n === HISTORY_DIR) continue;
-    if (n.startsWith(".") && (n.endsWith(".tmp") || /\.lock(\.b[0-9a-f]+)?$/.test(n))) leftovers++;
+    // A delete's version beside the head it removed (`.<key>.del`) is the library's too.
+    if (
+      n.startsWith(".") &&
+      (n.endsWith(".tmp") || n.endsWith(".del") || /\.lock(\.b[0-9a-f]+)?$/.test(n))
+    ) leftovers++;
     else strangers.push(n);
   }
   const found = new Map<string, Found>();

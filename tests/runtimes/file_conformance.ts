@@ -17,6 +17,7 @@ conformance({
     return {
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
+      reopen: (more: object) => openFileStore({ dir, ...more }),
       plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
@@ -33,6 +34,7 @@ conformance({
     return {
       store: await openFileStore({ dir, readBeforeUpdate: true }),
       peer: () => openFileStore({ dir, readBeforeUpdate: true }),
+      reopen: (more: object) => openFileStore({ dir, readBeforeUpdate: true, ...more }),
       plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };

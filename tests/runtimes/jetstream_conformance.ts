@@ -36,16 +36,20 @@ conformance({
       maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
     });
     const kv = await new Kvm(admin).open(bucket);
-    const store = () => open().then((nc) => openJetStreamStore({ bucket, prefix: "run" }, { nc }));
+    const store = (more = {}) =>
+      open().then((nc) => openJetStreamStore({ bucket, prefix: "run", ...more }, { nc }));
     return {
       store: await store(),
       peer: store,
+      reopen: store,
       plant: async (key: string, bytes: Uint8Array) => void await kv.put(`run.${key}`, bytes),
       cleanup: async () => {
         await kv.destroy();
-        await (await import("@nats-io/jetstream")).jetstreamManager(admin).then((jsm) =>
-          jsm.streams.delete(`KVH_${bucket}`)
-        ).catch(() => {});
+        for (const stream of [`KVH_${bucket}`, `KVR_${bucket}`]) {
+          await (await import("@nats-io/jetstream")).jetstreamManager(admin).then((jsm) =>
+            jsm.streams.delete(stream)
+          ).catch(() => {});
+        }
         await Promise.all(connections.map((nc) => nc.close()));
       },
     };

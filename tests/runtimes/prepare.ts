@@ -19,6 +19,7 @@ export const ENTRIES = [
   "jetstream_conformance",
   "race_worker",
   "lock_worker",
+  "flip_worker",
 ] as const;
 /** What the test entries import besides the package, each at deno.json's pin. */
 const TEST_MODULES = ["@nats-io/transport-node", "@nats-io/kv", "@nats-io/nats-core"];

@@ -20,6 +20,7 @@ import { tempDir } from "../_lib/temp_dir.ts";
 import { bundleRunner, countTogether, denoRunner, type Where } from "../_lib/lock_fleet.ts";
 import { missingTools } from "../_lib/needs.ts";
 import { DAY, poisonedDay, serve } from "../_lib/console.ts";
+import { FLIP_TARGETS, flipRun } from "../_lib/flip.ts";
 
 const CI = Deno.env.get("CI") === "true";
 const PREPARE = new URL("./prepare.ts", import.meta.url).pathname;
@@ -268,6 +269,32 @@ for (const spec of RUNTIMES) {
       console.log(`wins: ${JSON.stringify(wins)}`);
     },
   );
+}
+
+for (const spec of RUNTIMES.filter((s) => s.exe === "node")) {
+  for (const target of FLIP_TARGETS) {
+    test(
+      `[${spec.name}] writes, history and check never touch a directory outside through a swapped ${target}`,
+      [spec.name],
+      async () => {
+        const rt = runtime(spec.name);
+        const { app } = await project();
+        await using tmp = await tempDir("agentmem-flip-");
+        const { counts } = await flipRun({
+          root: tmp.path,
+          target,
+          rounds: 30,
+          writers: 2,
+          start: (job) =>
+            spawnChild(rt.bin, [`${app}/flip_worker.mjs`, JSON.stringify(job)], {
+              name: `${rt.name} flip_worker.mjs`,
+              cwd: app,
+            }),
+        });
+        console.log(`[${spec.name} flipper ${target}] ${JSON.stringify(counts)}`);
+      },
+    );
+  }
 }
 
 const MIXED_RACES = {

@@ -123,7 +123,7 @@ Deno.test("decodeOptions() fails the same way for every backend", async () => {
   );
   assert.equal(
     unknownFile,
-    '[memory:file] Invalid options for the file backend: unknown option "dri"; allowed options: "dir", "durable", "readBeforeUpdate", "readOnly", "history"',
+    '[memory:file] Invalid options for the file backend: unknown option "dri"; allowed options: "dir", "durable", "readBeforeUpdate", "readOnly", "history", "review"',
   );
   assert.equal(
     unknownTest,

@@ -11,7 +11,8 @@ import { CommandError, describeText } from "./_files.ts";
 import { pathOf, ROOT } from "./_paths.ts";
 import { commandScope, keepTaint } from "./_scope.ts";
 import { noteWrite, type Who } from "../_writers.ts";
-import { budgetText } from "../_refusals.ts";
+import { budgetText, QUEUE_FULL_TEXT } from "../_refusals.ts";
+import { ReviewQueueFullError } from "../../store/hold.ts";
 
 /** How many times an edit re-reads and retries after another writer changed the file first. */
 export const EDIT_ATTEMPTS = 24;
@@ -41,6 +42,7 @@ export function storeError(
     case "exists":
       return fail(exists);
     case "capacity":
+      if (e instanceof ReviewQueueFullError) return fail(QUEUE_FULL_TEXT);
       return fail(
         `Refused: memory is full (${MAX_ENTRIES} files, the most it holds). Nothing was written. ` +
           "Delete a file you no longer need, or edit one.",

@@ -4,7 +4,7 @@
 // files check them all first, so a refused file never leaves half a command done.
 
 import type { Store } from "../../store/types.ts";
-import { guardedStore } from "../../store/build.ts";
+import { writeView } from "../../store/build.ts";
 import { ruleFor } from "../_key_rules.ts";
 import { ruleText } from "../_refusals.ts";
 import { CommandError } from "./_files.ts";
@@ -13,8 +13,9 @@ import { pathOf } from "./_paths.ts";
 /** `store` with every write of a key `rules` name refused (`store` itself when there are none). */
 export function protectedStore(store: Store, rules: readonly string[]): Store {
   if (rules.length === 0) return store;
-  return guardedStore(store, (key) => {
+  return writeView(store, (key, opts) => {
     if (typeof key === "string") refuseProtected(rules, [key]);
+    return opts;
   });
 }
 

@@ -6,7 +6,7 @@
  */
 
 import { Scope } from "../../store/scope.ts";
-import type { Store } from "../../store/types.ts";
+import type { Proposal, Store } from "../../store/types.ts";
 import { instrument, isReadOnly, legalCallId } from "../../store/build.ts";
 import type { AnthropicMemoryHandlers } from "./types.ts";
 import type { AnthropicToolRunContext } from "../anthropic.ts";
@@ -33,6 +33,7 @@ import { checkWay, deleteFolder, needsPlaceCheck, occupied, renameFolder } from 
 import { inside, placedItems, viewFolder } from "./_view.ts";
 import { protectedStore, refuseProtected } from "./_protect.ts";
 import { refuseOverBudget } from "./_budget.ts";
+import { heldText, heldView } from "./_held.ts";
 import { checkKeyRules } from "../_key_rules.ts";
 
 export type {
@@ -307,17 +308,20 @@ export function anthropicMemoryHandlers(
   sameStore(s, store);
   const command = <C extends keyof AnthropicMemoryHandlers>(name: C) => {
     const handler = handlers[name] as Handler<C>;
-    const t = traced(backend, name, (c: Command<C>, context?: AnthropicToolRunContext) => {
+    const t = traced(backend, name, async (c: Command<C>, context?: AnthropicToolRunContext) => {
       const signal = context?.signal ?? undefined;
       const callId = legalCallId(context?.toolUse?.id);
-      return handler(c, {
-        store: s,
+      // Writes the store holds for review are reported here, and the model told so.
+      const held: Proposal[] = [];
+      const text = await handler(c, {
+        store: heldView(s, held),
         scope,
         who,
         via: `claude_memory:${name}`,
         ...(signal === undefined ? {} : { signal }),
         ...(callId === undefined ? {} : { callId }),
       });
+      return held.length === 0 ? text : heldText(name, c as unknown as Record<string, unknown>);
     });
     return ordered
       ? (c: Command<C>, context?: AnthropicToolRunContext) => inOrder(order, () => t(c, context))
