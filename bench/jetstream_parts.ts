@@ -8,10 +8,18 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { Locations } from "./_location.ts";
 import { openStore } from "./_location.ts";
-import { median, ratios } from "./_stats.ts";
+import { median, ratios, type Spread } from "./_stats.ts";
 import { Scope } from "../mod.ts";
 import { entriesOf } from "./_target.ts";
-import type { MicroRow } from "./micro.ts";
+
+/** One row, as bench/micro.ts's `MicroRow` (not imported: micro.ts imports this file). */
+interface MicroRow {
+  readonly section: string;
+  readonly backend: "jetstream";
+  readonly unit: "µs/op";
+  readonly values: Record<string, number>;
+  readonly ratio: Omit<Spread, "trials"> & { readonly of: string };
+}
 
 const ENTRIES = entriesOf(1024);
 const DESCRIPTION = "bench";
