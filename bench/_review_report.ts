@@ -70,7 +70,8 @@ export function reviewSection(): string {
     ],
   ]);
   return `### Review (bench/review.ts, \`deno task bench:review\`, ${r.startedAt})\n\n` +
-    `${r.trials} trials of ${r.ops} sequential writes of about 1 KiB each, in rotating order; a ` +
+    `${r.trials} trials of ${r.ops} sequential writes of about 1 KiB each, the two sides of a ` +
+    "ratio alternating op by op (so both meet the same load); a " +
     "ratio is the median of per-trial ratios. A held write is a tainted run's write on a store " +
     'with `review: "tainted"`; a plain one the same write by a clean run on a store without ' +
     "review. `review: false` is timed against the store layer of the commit before the gate " +

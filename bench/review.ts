@@ -1,9 +1,9 @@
 // `deno task bench:review`: what review costs, on the file backend and on jetstream (a private
-// nats-server). Per trial, in rotating order: a write held for review (a tainted run's, on a
-// store with `review: "tainted"`) against the same write made (a clean run's); a write through a
-// store with `review: false` against the same write through the store layer of the library before
-// the gate, over the same backend operations; then `proposals()` of 1,024 pending. Writes
-// bench/review.json and re-renders BENCH.md from it and the saved bench/results.json.
+// nats-server). Per trial, op by op in alternating order: a write held for review (a tainted
+// run's, on a store with `review: "tainted"`) against the same write made (a clean run's); a
+// `review: false` store's write against the store layer of the library before the gate over the
+// same backend operations; then `proposals()` of 1,024 pending. Writes bench/review.json and
+// re-renders BENCH.md from it and the saved bench/results.json.
 
 import {
   createJetStreamBucket,
@@ -76,12 +76,6 @@ async function libraryBefore(): Promise<{ buildStore: (ops: unknown) => Store }>
   return await import(`file://${into}/store/_store.ts`);
 }
 
-async function time(fn: (i: number) => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  for (let i = 0; i < OPS; i++) await fn(i);
-  return performance.now() - t;
-}
-
 async function measure(backend: string, open: Open): Promise<ReviewRow> {
   const plain = await open({ review: false });
   const held = await open({ review: "tainted" });
@@ -103,22 +97,34 @@ async function measure(backend: string, open: Open): Promise<ReviewRow> {
   const perOp: number[][] = [];
   for (let t = 0; t < TRIALS; t++) {
     progress(`review: ${backend} trial ${t + 1}/${TRIALS}`);
-    const runs: Record<string, () => Promise<number>> = {
-      plainUpdate: () =>
-        time((i) => plain.update(keys[i]!, `about k${i}`, `${BODY}${t}`, { scope: clean })),
-      heldUpdate: () =>
-        time((i) => held.update(heldKeys[i]!, `about k${i}`, `${BODY}${t}!`, { scope: bad })),
-      plainCreate: () => time((i) => plain.create(`c${t}.${i}`, "new", BODY, { scope: clean })),
-      heldCreate: () => time((i) => held.create(`h${t}.${i}`, "new", BODY, { scope: bad })),
-      off: () => time((i) => fast.update(offKeys[i]!, `about k${i}`, `${BODY}o${t}`)),
-      before: () => time((i) => before.update(offKeys[i]!, `about k${i}`, `${BODY}b${t}`)),
+    // Each pair goes op by op, alternating which side goes first, so both meet the same load.
+    const pair = async (
+      a: (i: number) => Promise<unknown>,
+      b: (i: number) => Promise<unknown>,
+    ): Promise<[number, number]> => {
+      const sums: [number, number] = [0, 0];
+      for (let i = 0; i < OPS; i++) {
+        for (const side of (i + t) % 2 === 0 ? [0, 1] as const : [1, 0] as const) {
+          const t0 = performance.now();
+          await (side === 0 ? a : b)(i);
+          sums[side] += performance.now() - t0;
+        }
+      }
+      return sums;
     };
-    const order = Object.keys(runs);
-    const took: Record<string, number> = {};
-    for (let i = 0; i < order.length; i++) {
-      const name = order[(i + t) % order.length]!;
-      took[name] = await runs[name]!();
-    }
+    const [heldUpdate, plainUpdate] = await pair(
+      (i) => held.update(heldKeys[i]!, `about k${i}`, `${BODY}${t}!`, { scope: bad }),
+      (i) => plain.update(keys[i]!, `about k${i}`, `${BODY}${t}`, { scope: clean }),
+    );
+    const [heldCreate, plainCreate] = await pair(
+      (i) => held.create(`h${t}.${i}`, "new", BODY, { scope: bad }),
+      (i) => plain.create(`c${t}.${i}`, "new", BODY, { scope: clean }),
+    );
+    const [off, then] = await pair(
+      (i) => fast.update(offKeys[i]!, `about k${i}`, `${BODY}o${t}`),
+      (i) => before.update(offKeys[i]!, `about k${i}`, `${BODY}b${t}`),
+    );
+    const took = { heldUpdate, plainUpdate, heldCreate, plainCreate, off, before: then };
     pairs.update.push([took.heldUpdate!, took.plainUpdate!]);
     pairs.create.push([took.heldCreate!, took.plainCreate!]);
     pairs.off.push([took.off!, took.before!]);
@@ -191,7 +197,7 @@ if (import.meta.main) {
   await Deno.writeTextFile(OUT, JSON.stringify(results, null, 2) + "\n");
   const report = await import("./report.ts");
   const saved = JSON.parse(await Deno.readTextFile(new URL("results.json", import.meta.url)));
-  const { summarize } = await import("./_summary.ts");
+  const { summarize } = await import("./summarize.ts");
   await report.writeBenchMd({ ...saved, summary: summarize(saved.runs, saved.lists, saved.micro) });
   const { reviewSection } = await import("./_review_report.ts");
   console.log(reviewSection());

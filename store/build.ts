@@ -133,11 +133,16 @@ export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
       op,
       opts,
       () => (w = valid()).key,
-      (c) =>
-        charged(budgetOf(c.scope), charge(backend, op, w.key), async () => {
-          if (holds(review, c)) await held({ backend, op, key: w.key, write: w }, c, opts);
+      (c) => {
+        const counter = budgetOf(c.scope);
+        const hold = holds(review, c);
+        // Neither a budget nor review: the write itself, with nothing around it.
+        if (counter === undefined && !hold) return ops[op](w, c);
+        return charged(counter, charge(backend, op, w.key), async () => {
+          if (hold) await held({ backend, op, key: w.key, write: w }, c, opts);
           else await ops[op](w, c);
-        }),
+        });
+      },
     );
   };
   const store = markInstrumented({
@@ -149,14 +154,17 @@ export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
     update: (key, description, content, opts) =>
       write("update", opts, () => validateWrite(key, description, content)),
     delete: (key, opts) =>
-      run("delete", opts, () => validateKey(key), (c) =>
-        charged(
-          budgetOf(c.scope),
+      run("delete", opts, () => validateKey(key), (c) => {
+        const counter = budgetOf(c.scope);
+        const hold = holds(review, c);
+        if (counter === undefined && !hold) return ops.delete(key, c);
+        return charged(
+          counter,
           charge(backend, "delete", key),
-          () =>
-            holds(review, c) ? held({ backend, op: "delete", key }, c, opts) : ops.delete(key, c),
+          () => hold ? held({ backend, op: "delete", key }, c, opts) : ops.delete(key, c),
           Boolean,
-        )),
+        );
+      }),
   });
   EXTENSIONS.set(store, { backend, ops, readOnly: false, review });
   return store;

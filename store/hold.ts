@@ -59,9 +59,9 @@ export interface HeldWrite {
 /**
  * Holds the write `w` for review and resolves with the proposal; `undefined` for a delete of a
  * key that holds nothing (nothing to propose, as a delete of it deletes nothing). Where the
- * backend can name the version the write would be made against before it looks (the revision
- * the run read, on jetstream), the proposal is sent while the key is looked at, and withdrawn if
- * the look refuses the write: one round trip instead of two.
+ * version the write would be made against is known before the key is looked at (a create's is
+ * none; an update's or delete's is the revision the run read, where the backend can tell), the
+ * proposal is sent while the key is looked at, and withdrawn if the look refuses the write.
  *
  * @throws what the write would throw (`ExistsError`, `StaleError`, `CapacityError`), and
  * `CapacityError` when `MAX_PENDING_PROPOSALS` are pending.
@@ -73,13 +73,13 @@ export async function hold(
 ): Promise<Proposal | undefined> {
   const history = ops.history!;
   const review = history.review!;
-  const hint = w.op === "create" ? undefined : review.baseHint?.(w.key, call);
   const add = async (base: string | undefined) => {
     const proposal = proposalOf(w, call, base);
     await addToQueue(review, history.retention.days, proposal, w, call);
     return proposal;
   };
-  if (hint === undefined) {
+  const hint = w.op === "create" ? undefined : review.baseHint?.(w.key, call);
+  if (w.op !== "create" && hint === undefined) {
     const base = await check(history, w, call);
     return base === false ? undefined : await add(base);
   }
@@ -113,6 +113,9 @@ async function check(
   const { key, op, backend } = w;
   const refuse = (why: string) =>
     new StaleError(`[memory:${backend}] Cannot ${op} memory ${quote(key)}: ${why}`, { key });
+  // A create is counted while the key is looked at (it holds nothing, most likely).
+  const counting = op === "create" ? review.count(call) : undefined;
+  counting?.catch(() => {});
   // The key as it is now, and the revision a read would record (in the backend's namespace).
   const look = new Scope();
   let head: EntryVersion | undefined;
@@ -150,7 +153,7 @@ async function check(
   }
   if (op === "delete" && head === undefined) return false;
   // A write that would create the key needs room for it now.
-  if (head === undefined) checkCapacity(await review.count(call), key);
+  if (head === undefined) checkCapacity(await (counting ?? review.count(call)), key);
   return head?.version?.revision;
 }
 

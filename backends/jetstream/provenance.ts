@@ -185,7 +185,11 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
  * `name` (the bucket key). Format 1 covered the key under the prefix of the handle that wrote
  * it, which a prefix has no dot to hide: the bucket key itself, or what follows its first dot.
  */
-export function hashMatches(name: string, r: VersionRecord, entry: Uint8Array): boolean {
+export function hashMatches(
+  r: VersionRecord,
+  v: { readonly name: string; readonly entry: Uint8Array },
+): boolean {
+  const { name, entry } = v;
   if (r.format === 2) return chainHash(r.prev, { ...r, key: name }, entry, 2) === r.hash;
   const dot = name.indexOf(".");
   const names = dot < 0 ? [name] : [name, name.slice(dot + 1)];
@@ -194,10 +198,15 @@ export function hashMatches(name: string, r: VersionRecord, entry: Uint8Array): 
 
 /** The public view of a version: its revision is the stream sequence it was written at. */
 export function toVersion(
-  v: { readonly key: string; readonly revision: number; readonly at: string },
+  v: {
+    readonly key: string;
+    readonly revision: number;
+    readonly at: string;
+    readonly description: string | undefined;
+  },
   r: VersionRecord,
-  description: string | undefined,
 ): Version {
+  const { description } = v;
   return {
     key: v.key,
     revision: String(v.revision),
