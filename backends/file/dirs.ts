@@ -8,7 +8,7 @@
 
 import * as fs from "node:fs";
 import { errorKind } from "../../store/text.ts";
-import { fstatOf, lstatOf } from "./fs.ts";
+import { deviceOf, fstatOf, lstatOf } from "./fs.ts";
 
 const F = fs.constants;
 const DIR_FLAGS = F.O_RDONLY | F.O_DIRECTORY | F.O_NOFOLLOW;
@@ -117,16 +117,10 @@ export function openDir(parent: string | Dir, which: DirName): Dir | undefined {
   return checkedDir(where, path, { parent, dev });
 }
 
-// The store directory's device, by its canonical path (it is looked up once per process).
-const devices = new Map<string, number>();
+// The store directory's device, looked up on every open: a file system mounted again (after a
+// reboot or a power cut) has another device number, and a cached one would refuse it.
 function rootDevice(root: string): number {
-  let dev = devices.get(root);
-  if (dev === undefined) {
-    dev = fs.statSync(root).dev;
-    if (devices.size > 64) devices.clear();
-    devices.set(root, dev);
-  }
-  return dev;
+  return deviceOf(root) ?? fs.statSync(root).dev;
 }
 
 function makeDir(path: string): boolean {

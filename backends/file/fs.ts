@@ -357,8 +357,8 @@ export interface FileId {
 /** The device and inode of what `path` names, following symlinks; `undefined` when unknown. */
 export function statOf(path: string): FileId | undefined {
   try {
-    const st = fs.statSync(path);
-    return { dev: st.dev, ino: st.ino };
+    const st = DENO?.statSync(path) ?? fs.statSync(path);
+    return { dev: st.dev, ino: st.ino ?? 0 };
   } catch {
     return undefined;
   }
