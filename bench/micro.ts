@@ -24,6 +24,7 @@ import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw
 import { median, ratios, type Spread } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
 import { createPartsSection, deletePartsSection, historyLengthSection } from "./jetstream_parts.ts";
+import { filePartsSections } from "./file_parts.ts";
 
 /** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
 export interface MicroRow {
@@ -60,6 +61,7 @@ export async function runMicro(o: Context) {
   for (const backend of o.backends ?? ["file", "jetstream"] as const) {
     rows.push(await existsSection(o, backend), await capacitySection(o, backend));
     if (backend === "file") rows.push(await readSection(o));
+    if (backend === "file") rows.push(...await filePartsSections(o));
     if (backend === "file") rows.push(await rbuSection(o));
     rows.push(...await historySections(o, backend));
     if (backend === "file") rows.push(...await lengthSections(o));
