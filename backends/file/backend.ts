@@ -27,7 +27,7 @@ import { entryAt, evidenceOf, logOf, versionsOf } from "./history.ts";
 import { toVersion } from "./envelope.ts";
 import { auditFileDir } from "./audit.ts";
 import { notFound, stale } from "./refusals.ts";
-import { type Rule, Writer } from "./write.ts";
+import { type Rule, Writer, type WriteRequest } from "./write.ts";
 import { ExpiredIndex } from "./cut.ts";
 import { RetentionSweep } from "./retention.ts";
 import { fileReview } from "./proposals.ts";
@@ -92,11 +92,12 @@ export class FileBackend implements BackendOps {
       readVersion: (key, revision) => Promise.resolve(entryAt(h, key, revision)),
       log: (key) => Promise.resolve(logOf(h, key)),
       index: () => Promise.resolve(this.#index()),
-      readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
+      readLatest: (key, call) =>
+        Promise.resolve(this.#readLatest(key, { call, withVersion: true })),
       evidence: () => Promise.resolve(evidenceOf(h)),
       review: fileReview(config),
       commitIf: async (key, expected, write, call) => {
-        const { seq } = await this.#write(key, write, { kind: "expect", expected }, call);
+        const { seq } = await this.#write({ key, write, rule: { kind: "expect", expected }, call });
         if (write === null) call.scope?.forget(this.#ns, key);
         return String(seq);
       },
@@ -108,14 +109,15 @@ export class FileBackend implements BackendOps {
     await this.#sweep?.opened();
   }
 
-  async #write(key: string, write: ValidWrite | null, rule: Rule, call: Call) {
+  async #write(req: WriteRequest) {
+    const { key } = req;
     if (!this.#c.writable) {
       throw new UnavailableError(
         `[memory:file] Cannot write memory ${quote(key)}: the store was opened read-only`,
         { key },
       );
     }
-    const written = await this.#writer.write({ key, write, rule, call });
+    const written = await this.#writer.write(req);
     await this.#sweep?.wrote();
     return written;
   }
@@ -182,11 +184,12 @@ export class FileBackend implements BackendOps {
 
   // deno-lint-ignore require-await
   async read(key: string, call: Call): Promise<Entry> {
-    return this.#readLatest(key, call, false).entry;
+    return this.#readLatest(key, { call, withVersion: false }).entry;
   }
 
   // The entry and, `withVersion`, the version its record line names, from one read of the file.
-  #readLatest(key: string, call: Call, withVersion: boolean): EntryVersion {
+  #readLatest(key: string, o: { call: Call; withVersion: boolean }): EntryVersion {
+    const { call, withVersion } = o;
     const bytes = readCurrent(this.#path(key), key);
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read. A plain
@@ -205,7 +208,7 @@ export class FileBackend implements BackendOps {
   }
 
   async create(w: ValidWrite, call: Call): Promise<void> {
-    await this.#write(w.key, w, { kind: "create" }, call);
+    await this.#write({ key: w.key, write: w, rule: { kind: "create" }, call });
   }
 
   async update(w: ValidWrite, call: Call): Promise<void> {
@@ -218,7 +221,7 @@ export class FileBackend implements BackendOps {
       rule = { kind: "checked", seen };
     }
     try {
-      await this.#write(w.key, w, rule, call);
+      await this.#write({ key: w.key, write: w, rule, call });
     } catch (e) {
       if (e instanceof StaleError) call.scope?.forget(this.#ns, w.key);
       throw e;
@@ -233,6 +236,6 @@ export class FileBackend implements BackendOps {
       throw stale(key, "this run has not read it; read it first, then delete", "delete");
     }
     const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
-    return (await this.#write(key, null, rule, call)).done;
+    return (await this.#write({ key, write: null, rule, call })).done;
   }
 }

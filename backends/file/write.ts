@@ -166,7 +166,7 @@ export class Writer {
         ...(dirs === undefined ? {} : { history: { ...dirs, expired: this.#c.expired } }),
       };
       const seen = look(at);
-      if (judge(key, rule, seen) === "nothing") return { done: false, seq: 0 };
+      if (judge(seen, { key, rule }) === "nothing") return { done: false, seq: 0 };
       // A revert's delete of a key that holds nothing already: nothing to write.
       if (a.req.write === null && seen.kind !== "file") return { done: false, seq: 0 };
       return await this.#write(a, { at, seen, dirs });
@@ -215,7 +215,9 @@ export class Writer {
     try {
       const reserve = () => (slot = this.#reserve(started, key));
       if (op !== "delete" || tip !== undefined) {
-        temp = await this.#stage(key, bytes, {
+        temp = await this.#stage({
+          key,
+          bytes,
           evidence: tip !== undefined,
           ...(s.dirs?.kd === undefined ? {} : { kd: s.dirs.kd }),
           ...(creating && !this.#c.capacity.crowded ? { meanwhile: reserve } : {}),
@@ -420,11 +422,14 @@ export class Writer {
   // directory is flushed meanwhile too: the temp's name on disk before any version links it is
   // what tells a write cut short from a rollback. `meanwhile` runs while the flush is under way
   // (the capacity count), so its cost hides behind the disk's.
-  async #stage(
-    key: string,
-    bytes: Uint8Array,
-    o: { readonly evidence: boolean; readonly kd?: Dir; readonly meanwhile?: () => void },
-  ): Promise<string> {
+  async #stage(o: {
+    readonly key: string;
+    readonly bytes: Uint8Array;
+    readonly evidence: boolean;
+    readonly kd?: Dir;
+    readonly meanwhile?: () => void;
+  }): Promise<string> {
+    const { key, bytes } = o;
     const temp = `${this.#c.root}/${tempName(key, selfToken())}`;
     const fd = createWith(temp, bytes, FILE_MODE);
     try {
@@ -475,7 +480,8 @@ interface Placed {
 
 // Whether a write may go ahead on what it saw: throws the refusal, or "nothing" for a delete of
 // a key that holds nothing.
-function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
+function judge(seen: Seen, o: { key: string; rule: Rule }): "write" | "nothing" {
+  const { key, rule } = o;
   if (seen.kind !== null && seen.kind !== "file") {
     // Not a memory: left alone by every write.
     if (rule.kind === "delete") return "nothing";
@@ -490,9 +496,9 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
       return "write";
     case "delete":
       if (rule.seen === undefined) return holds ? "write" : "nothing";
-      return judgeSeen(key, rule.seen, seen, "delete");
+      return judgeSeen(seen, { key, revision: rule.seen, op: "delete" });
     case "checked":
-      return judgeSeen(key, rule.seen, seen, "update");
+      return judgeSeen(seen, { key, revision: rule.seen, op: "update" });
     case "expect": {
       if (seen.unreadable !== undefined) throw seen.unreadable;
       const newest = seen.tip?.newest === undefined ? null : String(seen.tip.newest.seq);
@@ -510,7 +516,11 @@ function judge(key: string, rule: Rule, seen: Seen): "write" | "nothing" {
 }
 
 // A revision-checked write: the key must hold exactly what the scope read.
-function judgeSeen(key: string, revision: number, seen: Seen, op: "update" | "delete"): "write" {
+function judgeSeen(
+  seen: Seen,
+  o: { key: string; revision: number; op: "update" | "delete" },
+): "write" {
+  const { key, revision, op } = o;
   if (seen.unreadable !== undefined) throw seen.unreadable;
   if (seen.head === undefined) {
     throw stale(key, `it was deleted since this run read it; read it again, then ${op}`, op);
