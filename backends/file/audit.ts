@@ -123,7 +123,7 @@ function readEntryFile(
     };
   }
   try {
-    const bytes = readCurrent(path, key);
+    const bytes = readCurrent(path, { key });
     return bytes === undefined ? {} : { bytes: splitFile(bytes, key).entry };
   } catch (e) {
     if (e instanceof CorruptError) {

@@ -129,7 +129,7 @@ export class FileBackend implements BackendOps {
     for (const { name, isFile } of listNames(this.#c.root)) {
       const key = isFile ? keyOf(name) : undefined;
       if (key === undefined) {
-        if (this.#c.writable) sweepName(this.#c.root, name, isFile);
+        if (this.#c.writable) sweepName(this.#c.root, { name, isFile });
         continue;
       }
       const value = read(key);
@@ -142,7 +142,7 @@ export class FileBackend implements BackendOps {
   #index(): { items: Item[]; heads: Version[] } {
     const heads: Version[] = [];
     const items = this.#scan((key) => {
-      const { description, record } = readHead(this.#path(key), key) ?? {};
+      const { description, record } = readHead(this.#path(key), { key }) ?? {};
       if (description === undefined) return undefined;
       if (record !== undefined) heads.push(toVersion(key, record, description));
       return { key, description };
@@ -165,7 +165,7 @@ export class FileBackend implements BackendOps {
   // deno-lint-ignore require-await
   async entries(): Promise<KeyedEntry[]> {
     return this.#scan((key) => {
-      const bytes = readCurrent(this.#path(key), key, true);
+      const bytes = readCurrent(this.#path(key), { key, listed: true });
       if (bytes === undefined) return undefined;
       try {
         return { key, ...parseEntry(splitFile(bytes, key).entry, key) };
@@ -190,7 +190,7 @@ export class FileBackend implements BackendOps {
   // The entry and, `withVersion`, the version its record line names, from one read of the file.
   #readLatest(key: string, o: { call: Call; withVersion: boolean }): EntryVersion {
     const { call, withVersion } = o;
-    const bytes = readCurrent(this.#path(key), key);
+    const bytes = readCurrent(this.#path(key), { key });
     if (bytes === undefined) throw notFound(key);
     // Parsed before the revision is recorded: a run is granted only what it could read. A plain
     // read skips the version record.
@@ -216,7 +216,7 @@ export class FileBackend implements BackendOps {
     if (this.#c.readBeforeUpdate || call.checked) {
       const seen = call.scope?.revision(this.#ns, w.key);
       if (seen === undefined || seen <= 0) {
-        throw stale(w.key, "this run has not read it; read it first, then update");
+        throw stale(w.key, { why: "this run has not read it; read it first, then update" });
       }
       rule = { kind: "checked", seen };
     }
@@ -233,7 +233,10 @@ export class FileBackend implements BackendOps {
     // Whatever happens, the run loses its authority over the key.
     call.scope?.forget(this.#ns, key);
     if (call.checked && (seen === undefined || seen <= 0)) {
-      throw stale(key, "this run has not read it; read it first, then delete", "delete");
+      throw stale(key, {
+        why: "this run has not read it; read it first, then delete",
+        op: "delete",
+      });
     }
     const rule: Rule = { kind: "delete", ...(call.checked ? { seen } : {}) };
     return (await this.#write({ key, write: null, rule, call })).done;

@@ -99,7 +99,7 @@ export function readKey(key: string, o: ReadKey): KeyHistory {
       problem,
       reason,
     });
-  const head = readHeadFile(`${o.root}/${key}${SUFFIX}`, key, o.verify === true);
+  const head = readHeadFile(`${o.root}/${key}${SUFFIX}`, { key, verify: o.verify === true });
   if (head.state === "present" && head.damaged) {
     report("damaged", "the memory file's version record is damaged");
   }
@@ -230,7 +230,7 @@ export function readKey(key: string, o: ReadKey): KeyHistory {
     }
   }
   const bad = new Set(kept.filter((f) => !good.includes(f)).map((f) => f.seq));
-  const chain = walk(key, { tipFound, good, bad, cut, report, cutShort });
+  const chain = walk({ tipFound, good, bad, cut, report, cutShort });
   const hashes = new Map<string, string>();
   for (const f of good) hashes.set(String(f.seq), f.record!.hash);
   if (tip !== undefined) hashes.set(String(tip.seq), tip.hash);
@@ -251,7 +251,6 @@ export function readKey(key: string, o: ReadKey): KeyHistory {
 
 // The chain from the tip down, reporting what breaks it.
 function walk(
-  key: string,
   w: {
     tipFound: Found | undefined;
     good: Found[];
@@ -273,7 +272,7 @@ function walk(
     const want = cur.record!.prev;
     const below = bySeq.get(cur.seq - 1);
     if (below !== undefined && below.record!.hash === want) {
-      checkOps(key, cur, below, w.report);
+      checkOps(cur, { older: below, report: w.report });
       chain.push(cur = below);
       continue;
     }
@@ -293,7 +292,9 @@ function walk(
           over[0]!.seq,
         );
       }
-      if (between.length === cur.seq - jump.seq - 1) checkOps(key, cur, jump, w.report);
+      if (between.length === cur.seq - jump.seq - 1) {
+        checkOps(cur, { older: jump, report: w.report });
+      }
       chain.push(cur = jump);
       continue;
     }
@@ -331,11 +332,13 @@ function walk(
 // A create must follow a delete (or nothing): one that follows a memory means it was removed
 // around the library in between.
 function checkOps(
-  _key: string,
   newer: Found,
-  older: Found,
-  report: (problem: HistoryProblem["problem"], reason: string, revision?: number) => void,
+  o: {
+    older: Found;
+    report: (problem: HistoryProblem["problem"], reason: string, revision?: number) => void;
+  },
 ): void {
+  const { older, report } = o;
   if (newer.record!.op === "create" && older.record!.op !== "delete") {
     report(
       "removed",
@@ -380,7 +383,7 @@ export function readVersionFile(
   try {
     const place = o.place ?? "history";
     if (!o.verify) {
-      const h = headOf(fd, o.key);
+      const h = headOf(fd, { key: o.key });
       if (h === undefined || h.record === undefined) {
         return { seq: o.seq, record: undefined, facts, place };
       }
@@ -402,7 +405,8 @@ export function readVersionFile(
   }
 }
 
-function readHeadFile(path: string, key: string, verify: boolean): Head {
+function readHeadFile(path: string, o: { key: string; verify: boolean }): Head {
+  const { key, verify } = o;
   const opened = openFile(path);
   if ("denied" in opened) {
     // Unreadable here: a head without a record this process can use.
@@ -420,7 +424,7 @@ function readHeadFile(path: string, key: string, verify: boolean): Head {
   const { fd, facts } = opened;
   try {
     if (!verify) {
-      const h = headOf(fd, key);
+      const h = headOf(fd, { key });
       return {
         state: "present",
         record: h?.record,

@@ -112,9 +112,9 @@ export function openDir(parent: string | Dir, which: DirName): Dir | undefined {
     fs.closeSync(fd);
     throw e;
   }
-  if (fdPaths(fd)) return fdDir(where, fd, dev);
+  if (fdPaths(fd)) return fdDir(fd, { where, dev });
   fs.closeSync(fd);
-  return checkedDir(where, path, { parent, dev });
+  return checkedDir(path, { where, parent, dev });
 }
 
 // The store directory's device, looked up on every open: a file system mounted again (after a
@@ -135,7 +135,7 @@ function makeDir(path: string): boolean {
   return true;
 }
 
-function fdDir(where: string, fd: number, dev: number): Dir {
+function fdDir(fd: number, { where, dev }: { where: string; dev: number }): Dir {
   let open = true;
   return {
     where,
@@ -152,9 +152,8 @@ function fdDir(where: string, fd: number, dev: number): Dir {
 // Without /proc: the path, with every component below the store's directory checked to be the
 // directory it was when opened (no symlink, same inode) before each use.
 function checkedDir(
-  where: string,
   path: string,
-  { parent, dev }: { parent: string | Dir; dev: number },
+  { where, parent, dev }: { where: string; parent: string | Dir; dev: number },
 ): Dir {
   const id = identity(path);
   const check = () => {

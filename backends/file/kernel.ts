@@ -50,9 +50,9 @@ export const HAS_KERNEL_LOCKS: boolean = DENO !== undefined;
  */
 export function createLocked(
   path: string,
-  bytes: Uint8Array,
-  mode: number,
+  o: { bytes: Uint8Array; mode: number },
 ): KernelFile | undefined {
+  const { bytes, mode } = o;
   if (DENO === undefined) return undefined;
   const file = DENO.openSync(path, { write: true, createNew: true, mode });
   try {
@@ -74,7 +74,11 @@ export function createLocked(
  * reopened through the descriptor itself where /proc allows it, else by its name after checking
  * that it is a regular file, and opened for writing too, which does not wait on a FIFO swapped in.
  */
-export function tryKernelLock(fd: number, id: FileId, path: string): "held" | "free" | undefined {
+export function tryKernelLock(
+  fd: number,
+  o: { id: FileId; path: string },
+): "held" | "free" | undefined {
+  const { id, path } = o;
   if (DENO === undefined) return undefined;
   let file: DenoFile;
   try {

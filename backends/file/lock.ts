@@ -109,10 +109,10 @@ export async function acquire(
         if (errorKind(e) !== "EEXIST") throw e;
       }
       const seen = inspect(path);
-      if (seen.state === "foreign") throw foreign(key, path, seen.what);
+      if (seen.state === "foreign") throw foreign(key, { path, what: seen.what });
       if (seen.state === "dead") {
         if (depth >= MAX_DEPTH) throw busy(key, "its lock is being broken by several processes");
-        await breakLock(path, seen, key, signal, depth);
+        await breakLock(path, { dead: seen, key, signal, depth });
         continue;
       }
       // Released between the link and the look: try again at once, a few times in a row.
@@ -214,7 +214,7 @@ export function inspect(path: string): LockState {
     }
     const [, token, kind] = m as unknown as [string, string, string];
     if (kind === "k") {
-      const kernel = tryKernelLock(fd, file, path);
+      const kernel = tryKernelLock(fd, { id: file, path });
       if (kernel === "held") return { state: "held", content };
       if (kernel === "free") return { state: "dead", content, file };
     }
@@ -227,7 +227,7 @@ export function inspect(path: string): LockState {
       };
     }
     // Alive: but a holder keeps its lock file open while it holds it.
-    return holdsOpen(token, file, `.${token}.`) === false
+    return holdsOpen(token, { file, hint: `.${token}.` }) === false
       ? { state: "dead", content, file }
       : { state: "held", content };
   } catch (e) {
@@ -249,16 +249,21 @@ export function isLockFile(path: string): boolean {
 /** Removes the lock at `path` if its holder is dead; for sweeping a directory. */
 export async function breakIfDead(path: string): Promise<void> {
   const seen = inspect(path);
-  if (seen.state === "dead") await breakLock(path, seen, "", undefined, 0);
+  if (seen.state === "dead") {
+    await breakLock(path, { dead: seen, key: "", signal: undefined, depth: 0 });
+  }
 }
 
 async function breakLock(
   path: string,
-  dead: { readonly content: string; readonly file: FileId },
-  key: string,
-  signal: AbortSignal | undefined,
-  depth: number,
+  o: {
+    readonly dead: { readonly content: string; readonly file: FileId };
+    readonly key: string;
+    readonly signal: AbortSignal | undefined;
+    readonly depth: number;
+  },
 ): Promise<void> {
+  const { dead, key, signal, depth } = o;
   const hash = createHash("sha256")
     .update(`${dead.file.dev}:${dead.file.ino}:${dead.content}`)
     .digest("hex")
@@ -317,7 +322,7 @@ function prepare(path: string): Prepared {
   }.${token}.${nonce}${TEMP_SUFFIX}`;
   const bytes = ENCODER.encode(content);
   try {
-    const kernel = createLocked(temp, bytes, MODE);
+    const kernel = createLocked(temp, { bytes, mode: MODE });
     if (kernel !== undefined) return { temp, content, file: kernel.id, close: kernel.close };
     const fd = createWith(temp, bytes, MODE);
     const file = regularFileOf(fd)!;
@@ -345,7 +350,8 @@ function nameOf(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-function foreign(key: string, path: string, what: string): UnavailableError {
+function foreign(key: string, o: { path: string; what: string }): UnavailableError {
+  const { path, what } = o;
   return busy(
     key,
     `the file ${quote(nameOf(path))} in the memory directory is not a lock this library wrote ` +

@@ -82,7 +82,7 @@ export function unchanged(at: LookAt, seen: Seen): boolean {
 /** The tip of a key whose head (with its record) is still what `seen` saw, looked at again. */
 export function reprobe(at: LookAt, seen: Seen): Tip {
   const record = seen.record!;
-  return probe(at.history!.kd, at.key, { newest: record, base: record, pending: undefined });
+  return probe(at.history!.kd, { key: at.key, newest: record, base: record, pending: undefined });
 }
 
 /** Whether two tips put the new version in the same place. */
@@ -97,7 +97,7 @@ function readHeadBytes(path: string, key: string): Seen {
   const id = identityOf(path);
   let head: Uint8Array | undefined;
   try {
-    head = readCurrent(path, key)?.slice();
+    head = readCurrent(path, { key })?.slice();
   } catch (e) {
     if (e instanceof CorruptError) throw e;
     return { kind: "file", head: undefined, record: undefined, id, unreadable: e };
@@ -116,7 +116,12 @@ function readHeadBytes(path: string, key: string): Seen {
 function tipOf(at: LookAt, seen: Seen): Tip {
   const h = at.history!;
   if (seen.record !== undefined) {
-    return probe(h.kd, at.key, { newest: seen.record, base: seen.record, pending: undefined });
+    return probe(h.kd, {
+      key: at.key,
+      newest: seen.record,
+      base: seen.record,
+      pending: undefined,
+    });
   }
   // No head, or one without a readable record: the history alone says what is committed.
   const expired = h.hd === undefined ? undefined : h.expired.read(h.hd).byKey.get(at.key);
@@ -134,7 +139,7 @@ function tipOf(at: LookAt, seen: Seen): Tip {
     : undefined;
   const base = newest ??
     (kh.cut === undefined ? undefined : { seq: kh.cut.seq, hash: kh.cut.hash });
-  return probe(h.kd, at.key, { newest, base, pending });
+  return probe(h.kd, { key: at.key, newest, base, pending });
 }
 
 // The names just above `base`. Writes cut short there (a second name: their staged file) are
@@ -142,13 +147,14 @@ function tipOf(at: LookAt, seen: Seen): Tip {
 // one goes above them, chained to `base`, and they stay for check to report.
 function probe(
   kd: Dir | undefined,
-  key: string,
   from: {
+    key: string;
     newest: VersionRecord | undefined;
     base: { seq: number; hash: string } | undefined;
     pending: Tip["pending"];
   },
 ): Tip {
+  const key = from.key;
   const start = (from.base?.seq ?? 0) + 1;
   const prev = from.base?.hash ?? GENESIS;
   const found: { seq: number; id: string; cutShort: boolean }[] = [];

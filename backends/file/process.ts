@@ -113,9 +113,9 @@ export function liveness(token: string): Liveness {
  */
 export function holdsOpen(
   token: string,
-  file: { readonly dev: number; readonly ino: number },
-  hint: string,
+  o: { readonly file: { readonly dev: number; readonly ino: number }; readonly hint: string },
 ): boolean | undefined {
+  const { file, hint } = o;
   const t = parseToken(token);
   if (t === undefined || t.where !== local().where || local().where === "") return undefined;
   const dir = `/proc/${t.pid === local().pid ? "self" : t.pid}/fd`;

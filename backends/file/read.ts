@@ -37,7 +37,11 @@ const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
  * `listed`: the caller has just seen a regular file under this name in the directory's listing,
  * which stands for the lstat (as in a listing's header reads).
  */
-export function readCurrent(path: string, key: string, listed = false): Uint8Array | undefined {
+export function readCurrent(
+  path: string,
+  o: { key: string; listed?: boolean },
+): Uint8Array | undefined {
+  const { key, listed = false } = o;
   if (!listed && kindOf(path) !== "file") return undefined;
   let fd: number;
   try {
@@ -129,7 +133,7 @@ export function entryPart(bytes: Uint8Array, key: string): Uint8Array {
  * as one bad file must not hide every other memory (read() of it reports the failure).
  */
 export function readDescription(path: string, key: string): string | undefined {
-  return readHead(path, key, false)?.description;
+  return readHead(path, { key, withRecord: false })?.description;
 }
 
 /**
@@ -138,8 +142,7 @@ export function readDescription(path: string, key: string): string | undefined {
  */
 export function readHead(
   path: string,
-  key: string,
-  withRecord = true,
+  o: { key: string; withRecord?: boolean },
 ): { description: string | undefined; record: VersionRecord | undefined } | undefined {
   let fd: number;
   try {
@@ -150,7 +153,7 @@ export function readHead(
     throw e;
   }
   try {
-    return headOf(fd, key, withRecord);
+    return headOf(fd, o);
   } finally {
     close(fd);
   }
@@ -196,11 +199,11 @@ export function openFile(path: string): Opened {
 /** The description and record at the top of the file open on `fd` (see `readHead`). */
 export function headOf(
   fd: number,
-  key: string,
-  withRecord = true,
+  o: { key: string; withRecord?: boolean },
 ):
   | { description: string | undefined; record: VersionRecord | undefined; damaged?: true }
   | undefined {
+  const { key, withRecord = true } = o;
   try {
     // Reads on until `want` bytes are in (or the file ends): the first probe is usually enough.
     let n = 0;
@@ -235,10 +238,10 @@ export function headOf(
     }
     // A record alone: a delete's version file.
     if (start > 0 && ended && n === start) return { description: undefined, record, ...damaged };
-    let end = indexOfClose(HEADER_BUF, n, start);
+    let end = indexOfClose(HEADER_BUF.subarray(0, n), start);
     if (end < 0) {
       fill(HEADER_BUF.length);
-      end = indexOfClose(HEADER_BUF, n, start);
+      end = indexOfClose(HEADER_BUF.subarray(0, n), start);
     }
     const header = HEADER_BUF.subarray(start, end < 0 ? n : end + CLOSE.length);
     const description = parseHeader(decodeUtf8(header, key), key).description;
@@ -260,7 +263,9 @@ export function bytesOf(fd: number): Uint8Array | undefined {
   return n > MAX_FILE_BYTES ? undefined : ENTRY_BUF.subarray(0, n);
 }
 
-function indexOfClose(bytes: Uint8Array, length: number, start = 0): number {
+// Where the header's close starts in `bytes`, looking from `start`; -1 when it is not there.
+function indexOfClose(bytes: Uint8Array, start = 0): number {
+  const length = bytes.length;
   // The header opens with "---\n", so its close can start at byte 3 at the earliest.
   for (let i = bytes.indexOf(0x0a, start + 3); i >= 0 && i + CLOSE.length <= length;) {
     let match = true;

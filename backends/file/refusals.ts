@@ -19,7 +19,11 @@ export function exists(key: string): ExistsError {
 }
 
 /** A revision-checked write the run is not entitled to; `why` ends with what to do. */
-export function stale(key: string, why: string, op: "update" | "delete" = "update"): StaleError {
+export function stale(
+  key: string,
+  o: { why: string; op?: "update" | "delete" },
+): StaleError {
+  const { why, op = "update" } = o;
   return new StaleError(`[memory:file] Cannot ${op} memory ${quote(key)}: ${why}`, { key });
 }
 

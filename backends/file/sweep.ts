@@ -6,7 +6,7 @@
 // store's open. Locks go only when their holder is judged dead (lock.ts).
 
 import { breakIfDead, isLockFile, isLockName, lockPath, release, tryAcquire } from "./lock.ts";
-import { fileIdOf, fileMtime, listNames, removeIfSame } from "./fs.ts";
+import { fileIdOf, fileMtime, listNames, type Name, removeIfSame } from "./fs.ts";
 import { liveness } from "./process.ts";
 import { HISTORY_DIR, keyOfTemp, TEMP_SUFFIX, versionName } from "./names.ts";
 import { namesIn, openDir } from "./dirs.ts";
@@ -20,7 +20,8 @@ export const STALE_TEMP_MS = 60 * 60 * 1000;
  * Removes what a dead writer left under `name` in `root`, if anything; never throws. A temp file
  * that is a write cut short is left for `sweepDir`.
  */
-export function sweepName(root: string, name: string, isFile: boolean): void {
+export function sweepName(root: string, entry: Name): void {
+  const { name, isFile } = entry;
   if (!isFile || name.charCodeAt(0) !== 0x2e) return;
   try {
     if (name.endsWith(TEMP_SUFFIX) && deadTemp(root, name) === "alone") {
@@ -43,7 +44,7 @@ export async function sweepDir(root: string): Promise<void> {
     try {
       if (isFile && name.endsWith(TEMP_SUFFIX) && deadTemp(root, name) === "linked") {
         await dropCutShort(root, name);
-      } else sweepName(root, name, isFile);
+      } else sweepName(root, { name, isFile });
     } catch {
       // Best effort.
     }

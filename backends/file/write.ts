@@ -523,10 +523,13 @@ function judgeSeen(
   const { key, revision, op } = o;
   if (seen.unreadable !== undefined) throw seen.unreadable;
   if (seen.head === undefined) {
-    throw stale(key, `it was deleted since this run read it; read it again, then ${op}`, op);
+    throw stale(key, {
+      why: `it was deleted since this run read it; read it again, then ${op}`,
+      op,
+    });
   }
   if (revisionOf(splitFile(seen.head, key).entry) !== revision) {
-    throw stale(key, `it changed since this run read it; read it again, then ${op}`, op);
+    throw stale(key, { why: `it changed since this run read it; read it again, then ${op}`, op });
   }
   return "write";
 }
