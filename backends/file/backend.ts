@@ -31,6 +31,7 @@ import { type Rule, Writer } from "./write.ts";
 import { ExpiredIndex } from "./cut.ts";
 import { RetentionSweep } from "./retention.ts";
 import { fileReview } from "./proposals.ts";
+import { redactFile } from "./redact.ts";
 import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
@@ -95,6 +96,10 @@ export class FileBackend implements BackendOps {
       readLatest: (key, call) => Promise.resolve(this.#readLatest(key, call, true)),
       evidence: () => Promise.resolve(evidenceOf(h)),
       review: fileReview(config),
+      redact: (key, o, call) => {
+        this.#requireWritable(key);
+        return redactFile({ ...h, durable: config.durable }, key, o, call);
+      },
       commitIf: async (key, expected, write, call) => {
         const { seq } = await this.#write(key, write, { kind: "expect", expected }, call);
         if (write === null) call.scope?.forget(this.#ns, key);
@@ -106,6 +111,15 @@ export class FileBackend implements BackendOps {
   /** What a writable store does once opened: retention's first walk. */
   async opened(): Promise<void> {
     await this.#sweep?.opened();
+  }
+
+  #requireWritable(key: string): void {
+    if (!this.#c.writable) {
+      throw new UnavailableError(
+        `[memory:file] Cannot write memory ${quote(key)}: the store was opened read-only`,
+        { key },
+      );
+    }
   }
 
   async #write(key: string, write: ValidWrite | null, rule: Rule, call: Call) {

@@ -9,6 +9,7 @@ import {
   badChainField,
   type ChainFields,
   chainHash,
+  type EntryDigest,
   GENESIS,
   isChainHash,
 } from "../../store/chain.ts";
@@ -185,8 +186,14 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
  * `name` (the bucket key). Format 1 covered the key under the prefix of the handle that wrote
  * it, which a prefix has no dot to hide: the bucket key itself, or what follows its first dot.
  */
-export function hashMatches(name: string, r: VersionRecord, entry: Uint8Array): boolean {
+export function hashMatches(
+  name: string,
+  r: VersionRecord,
+  entry: Uint8Array | EntryDigest,
+): boolean {
   if (r.format === 2) return chainHash(r.prev, { ...r, key: name }, entry, 2) === r.hash;
+  // Format 1 covers the bytes themselves: a digest alone proves nothing.
+  if (!(entry instanceof Uint8Array)) return false;
   const dot = name.indexOf(".");
   const names = dot < 0 ? [name] : [name, name.slice(dot + 1)];
   return names.some((key) => chainHash(r.prev, { ...r, key }, entry, 1) === r.hash);

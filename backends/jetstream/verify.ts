@@ -75,7 +75,7 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
       rawMarker ||= v.marker;
       continue;
     }
-    if (!hashMatches(h.name, r, v.entry)) {
+    if (!hashMatches(h.name, r, v.redacted ?? v.entry)) {
       problem("edited", "the version's bytes do not match its hash (edited by hand?)", v.rev);
     }
     const seq = r.seq ?? 0;
