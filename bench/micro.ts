@@ -5,6 +5,7 @@
 // Targets: bench/summarize.ts.
 
 import type { NatsConnection } from "@nats-io/nats-core";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { readdirSync, readFileSync } from "node:fs";
 import {
   CapacityError,
@@ -22,6 +23,7 @@ import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
+import { createPartsSection, deletePartsSection, historyLengthSection } from "./jetstream_parts.ts";
 
 /** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
 export interface MicroRow {
@@ -53,8 +55,10 @@ export async function runMicro(o: Context) {
     if (backend === "file") rows.push(await rbuSection(o));
     rows.push(...await historySections(o, backend));
     if (backend === "file") rows.push(...await lengthSections(o));
-    if (backend === "jetstream") rows.push(await deletedSection(o), await fullSection(o));
-    else rows.push(...await searchSection(o), ...await inflightSection(o, notes));
+    if (backend === "jetstream") {
+      rows.push(await deletedSection(o), await fullSection(o), await createPartsSection(o));
+      rows.push(await historyLengthSection(o), await deletePartsSection(o));
+    } else rows.push(...await searchSection(o), ...await inflightSection(o, notes));
   }
   return { rows, notes };
 }
@@ -283,12 +287,29 @@ async function deletedSection(o: Context): Promise<MicroRow> {
   const listed = async (s: Store) => {
     if ((await s.list()).length !== live.length) throw new Error("a listing lost an entry");
   };
-  await listed(churned); // a delete's move cut short is finished here, as a listing does
+  // A delete's move runs after it answers, and its key's subject is emptied half a second later:
+  // timed once the deleted keys' subjects hold nothing (a listing until then meets their markers).
+  await settledSubjects(nc, { bucket, prefix: "churned", live: live.length });
   for (let t = 0; t < o.trials; t++) {
     const calls = { "3,000 deleted": () => listed(churned), clean: () => listed(clean) };
     trials.push(await time(keysOf("r", o.quick ? 10 : 40), calls));
   }
   return row("history deleted", "jetstream", trials, "3,000 deleted", "clean");
+}
+
+// Waits (at most a minute) until the bucket's stream holds only `live` subjects under `prefix`.
+async function settledSubjects(
+  nc: NatsConnection,
+  o: { readonly bucket: string; readonly prefix: string; readonly live: number },
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const filter = `$KV.${o.bucket}.${o.prefix}.>`;
+  for (const end = Date.now() + 60_000; Date.now() < end;) {
+    const info = await jsm.streams.info(`KV_${o.bucket}`, { subjects_filter: filter });
+    if (Object.keys(info.state.subjects ?? {}).length <= o.live) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the deleted keys' subjects under ${o.prefix} were never emptied`);
 }
 
 // A create a full jetstream store refuses (1,024 entries, nothing written since its last count)

@@ -45,7 +45,7 @@ export class JetStreamBackend implements BackendOps {
     this.history = keeper === undefined ? undefined : {
       ...historyOps(this.#h, { keeper, now: config.now }),
       index: (call) => this.#list(call, true),
-      readLatest: (key, call) => this.#read(key, call, true),
+      readLatest: (key, call) => this.#read(key, { call, withVersion: true }),
       review: jetStreamReview(this.#h),
       redact: (key, o, call) => redactJetStream(this.#h, keeper.target, { key, o }, call),
     };
@@ -70,7 +70,7 @@ export class JetStreamBackend implements BackendOps {
         const { record } = withHeads ? readRecord(entry.headers) : {};
         if (record === undefined) continue;
         const at = isoOfNanos(entry.ns);
-        heads.push(toVersion({ key, revision: entry.revision, at }, record, description));
+        heads.push(toVersion({ key, revision: entry.revision, at, description }, record));
       }
       return { items: items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), heads };
     });
@@ -92,11 +92,15 @@ export class JetStreamBackend implements BackendOps {
   // One request, whose timeout the NATS client enforces: no deadline machinery unless the caller
   // can abort.
   async read(key: string, call: Call): Promise<Entry> {
-    return (await this.#read(key, call, false)).entry;
+    return (await this.#read(key, { call, withVersion: false })).entry;
   }
 
   // The entry and, `withVersion`, the version record of the message it came from.
-  async #read(key: string, call: Call, withVersion: boolean): Promise<EntryVersion> {
+  async #read(
+    key: string,
+    o: { readonly call: Call; readonly withVersion: boolean },
+  ): Promise<EntryVersion> {
+    const { call, withVersion } = o;
     const h = this.#h;
     const c = { op: "read", key, call } as const;
     if (h.gone) await h.run(c, () => Promise.resolve());
@@ -122,7 +126,7 @@ export class JetStreamBackend implements BackendOps {
     if (call.scope !== null && !call.signal?.aborted) call.scope.record(h.ns, key, revision);
     const { record } = withVersion ? readRecord(m.header) : {};
     const version = record &&
-      toVersion({ key, revision, at: m.at }, record, entry.description);
+      toVersion({ key, revision, at: m.at, description: entry.description }, record);
     return { entry, version };
   }
 
@@ -154,11 +158,6 @@ export class JetStreamBackend implements BackendOps {
       { op: "delete", key, call },
       (d) => deleteKey(this.#h, { key, call, seen, d }),
     );
-  }
-
-  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
-  settled(): Promise<void> {
-    return this.#h.history instanceof Keeper ? this.#h.history.settled() : Promise.resolve();
   }
 }
 

@@ -52,7 +52,8 @@ export class CapacityBound {
   }
 
   /** Moves a bound taken at `from` past this store's write at `seq` that added `added` keys. */
-  wrote(from: Bound | undefined, seq: number, added: 1 | 0 | -1): void {
+  wrote(from: Bound | undefined, w: { readonly seq: number; readonly added: 1 | 0 | -1 }): void {
+    const { seq, added } = w;
     if (from === undefined || seq <= from.seq) return;
     // Messages between from.seq and seq may each have added a key; ours added `added`.
     const live = from.live + (seq - 1 - from.seq) + added;

@@ -35,14 +35,14 @@ export function historyOps(
   const t = o.keeper.target;
   // What the retention keeps is judged by the clock of whoever reads.
   const kept = () => ({ retention: t.retention, now: o.now() });
-  const run = <T>(key: string | undefined, call: Call, fn: (d: Deadline) => Promise<T>) =>
-    h.run({ op: "history", key, call }, fn);
+  const run = <T>(c: { key: string; call: Call }, fn: (d: Deadline) => Promise<T>) =>
+    h.run({ op: "history", ...c }, fn);
   const bulk = <T>(call: Call, fn: (d: Deadline) => Promise<T>) =>
     h.run({ op: "history", key: undefined, call, timeouts: BULK_TIMEOUTS }, fn);
   return {
     retention: t.retention,
     versions: (key, call) =>
-      run(key, call, async (): Promise<Listed<Version>> => {
+      run({ key, call }, async (): Promise<Listed<Version>> => {
         const k = await keyHistory(t, key);
         if (k === undefined) return { items: [], problems: [] };
         return {
@@ -51,7 +51,7 @@ export function historyOps(
         };
       }),
     readVersion: (key, revision, call) =>
-      run(key, call, async () => {
+      run({ key, call }, async () => {
         const k = await keyHistory(t, key);
         const held = k === undefined ? [] : keptVersions(k, kept());
         return entryOf(k, { key, revision: Number(revision), kept: held });
@@ -59,7 +59,7 @@ export function historyOps(
     log: (key, call) =>
       key === undefined
         ? bulk(call, async (d) => logOf(await allHistories(t, d), kept()))
-        : run(key, call, async () => {
+        : run({ key, call }, async () => {
           const k = await keyHistory(t, key);
           return logOf(k === undefined ? [] : [k], kept());
         }),
@@ -109,9 +109,9 @@ async function commitIf(
       if (!isWrongLastSequence(e)) throw e;
       throw stale(key);
     }
-    h.capacity.wrote(before, marker, -1);
+    h.capacity.wrote(before, { seq: marker, added: -1 });
     call.scope?.forget(h.ns, key);
-    h.history.deleted(key, { marker, v });
+    h.history.deleted(key, { marker, v, over: head! });
     return String(marker);
   }
   const data = ENCODER.encode(serializeValid(write.description, write.content));
@@ -136,7 +136,7 @@ async function commitIf(
     if (!isWrongLastSequence(e)) throw e;
     throw stale(key);
   }
-  h.capacity.wrote(from, revision, 1);
-  h.wrote(c, { key, revision, v });
+  h.capacity.wrote(from, { seq: revision, added: 1 });
+  h.wrote(c, { key, revision, v, over: latest?.revision ?? 0 });
   return String(revision);
 }

@@ -47,8 +47,8 @@ export async function create(h: Handle, x: WriteCall): Promise<void> {
         headers: v.headers,
         d,
       });
-      h.capacity.wrote(counted ?? bound, revision, 1);
-      h.wrote(x, { key, revision, v });
+      h.capacity.wrote(counted ?? bound, { seq: revision, added: 1 });
+      h.wrote(x, { key, revision, v, over: expected });
       return;
     } catch (e) {
       if (!isWrongLastSequence(e)) throw e;

@@ -24,13 +24,16 @@ export async function deleteKey(h: Handle, x: DeleteCall): Promise<boolean> {
   for (let attempt = 1;; attempt++) {
     const before = h.capacity.current();
     // A revision this run saw can stand in for a look at the key (a checked delete goes by it
-    // alone).
-    const guess = (attempt === 1 || call.checked) && seen !== undefined && seen > 0;
+    // alone), unless this handle's last guess was wrong (others write its keys too).
+    const guess = seen !== undefined && seen > 0 &&
+      (call.checked || (attempt === 1 && !h.guesses.contended));
     let over: Over;
     if (guess) over = { revision: seen };
     else {
       const latest = await h.get(key);
       if (!latest?.live) return false;
+      // The guess would have held: guess again next time.
+      if (latest.revision === seen) h.guesses.contended = false;
       over = latest;
     }
     const { after } = await h.history.chainAfter(key, over);
@@ -45,6 +48,7 @@ export async function deleteKey(h: Handle, x: DeleteCall): Promise<boolean> {
       });
     } catch (e) {
       if (!isWrongLastSequence(e)) throw e;
+      if (guess) h.guesses.contended = true;
       if (call.checked) {
         throw refused(
           "it changed or was deleted since this run read it; read it again, then delete",
@@ -55,8 +59,8 @@ export async function deleteKey(h: Handle, x: DeleteCall): Promise<boolean> {
     }
     // A looked-at key was live just before its marker: one key fewer. A scope's revision is
     // trusted for the write, not for the bound.
-    h.capacity.wrote(before, marker, guess ? 0 : -1);
-    h.history.deleted(key, { marker, v });
+    h.capacity.wrote(before, { seq: marker, added: guess ? 0 : -1 });
+    h.history.deleted(key, { marker, v, over: over.revision });
     return true;
   }
 }

@@ -3,7 +3,7 @@
 
 import { ExistsError, UnavailableError } from "../../store/errors.ts";
 import { quote } from "../../store/text.ts";
-import { JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
+import { JETSTREAM_HISTORY_MIN_VALUE_SIZE, JETSTREAM_MIN_VALUE_SIZE } from "./wire.ts";
 
 /** The backend's registered name. */
 export const BACKEND = "jetstream";
@@ -59,7 +59,7 @@ export function reason(e: unknown, bucket: string, within: string): string {
   const code = apiCode(e);
   if (code === STREAM_NOT_FOUND) return bucketGone(bucket);
   if (code === MESSAGE_TOO_LARGE) {
-    return `the bucket refused the entry as too large; its max value size must be at least ${JETSTREAM_MIN_VALUE_SIZE} bytes`;
+    return `the bucket refused the entry as too large; its max value size must be at least ${JETSTREAM_HISTORY_MIN_VALUE_SIZE} bytes with history (${JETSTREAM_MIN_VALUE_SIZE} without), which agentmem bucket init gives it keeping every memory`;
   }
   if (code !== undefined) return `JetStream refused the request (error ${code})`;
   switch (errorName(e)) {

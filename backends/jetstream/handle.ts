@@ -25,7 +25,7 @@ import { instanceOf } from "./bind.ts";
 import { getMessage, type MessageSource } from "./messages.ts";
 import { VERSION_HEADER_BYTES } from "./provenance.ts";
 import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
-import type { HistoryStep, Written } from "./step.ts";
+import type { HistoryStep, Landed } from "./step.ts";
 import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
 import type { WriteTarget } from "./write.ts";
 
@@ -97,6 +97,8 @@ export class Handle {
   readonly c: BackendConfig;
   readonly ks: Keyspace;
   readonly capacity = new CapacityBound();
+  /** Whether a delete's guess (the revision its run saw) was last found stale (delete.ts). */
+  readonly guesses = { contended: false };
   /** The history step of every write. */
   readonly history: HistoryStep;
   // The Scope namespace: the bucket instance (its stream's creation time, and raft group when
@@ -139,7 +141,7 @@ export class Handle {
    */
   wrote(
     x: CallAt,
-    w: { readonly key: string; readonly revision: number; readonly v: Written },
+    w: { readonly key: string; readonly revision: number } & Landed,
   ): void {
     this.record(x, w);
     this.history.wrote(w.key, w);

@@ -72,10 +72,10 @@ function assemble(
  * is purged). `undefined` when neither holds anything of the key.
  */
 export async function keyHistory(t: HistoryTarget, key: string): Promise<KeyHistory | undefined> {
-  const kv = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
-    after: 0,
-  });
-  const kvh = await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key }, {
+  const kv = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key, after: 0 });
+  const kvh = await readSubject(t, {
+    stream: t.hstream,
+    subject: t.hsubjectPrefix + key,
     after: 0,
   });
   if (kv.length === 0 && kvh.length === 0) return undefined;
@@ -88,8 +88,8 @@ export async function keyHistory(t: HistoryTarget, key: string): Promise<KeyHist
  * (a move ran meanwhile), so what is reported is what the streams hold.
  */
 export async function allHistories(t: HistoryTarget, d: Deadline): Promise<KeyHistory[]> {
-  const heads = await lastPerSubject(t, { stream: t.stream, prefix: t.subjectPrefix }, d);
-  const tips = await lastPerSubject(t, { stream: t.hstream, prefix: t.hsubjectPrefix }, d);
+  const heads = await lastPerSubject(t, { stream: t.stream, prefix: t.subjectPrefix, d });
+  const tips = await lastPerSubject(t, { stream: t.hstream, prefix: t.hsubjectPrefix, d });
   const keys = [...new Set([...heads.keys(), ...tips.keys()])].sort();
   const out: KeyHistory[] = [];
   for (let i = 0; i < keys.length && !d.cancelled; i += READS_IN_FLIGHT) {
@@ -125,44 +125,42 @@ async function fill(
     ? []
     : alone
     ? [tip]
-    : await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key }, { after: 0 });
-  const kv = head === undefined
-    ? []
-    : head.seq <= state.to
-    ? [head]
-    : await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
-      after: state.to,
-      until: head.seq,
-    });
+    : await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key, after: 0 });
+  const kv = head === undefined ? [] : head.seq <= state.to ? [head] : await readSubject(t, {
+    stream: t.stream,
+    subject: t.subjectPrefix + key,
+    after: state.to,
+    until: head.seq,
+  });
   return assemble(t, { key, kv, kvh });
 }
 
 // The last message of every subject under `prefix` in `stream`, by key (legal keys only).
 async function lastPerSubject(
   t: HistoryTarget,
-  s: { readonly stream: string; readonly prefix: string },
-  d: Deadline,
+  s: { readonly stream: string; readonly prefix: string; readonly d: Deadline },
 ): Promise<Map<string, Stored>> {
   const out = new Map<string, Stored>();
   const { complete } = await readAll(t, {
     stream: s.stream,
     filter: `${s.prefix}>`,
-    d,
+    d: s.d,
     lastPerSubject: true,
     headersOnly: false,
     leave: true,
-  }, (m) => {
-    const key = keyOf(s.prefix, m.subject);
-    if (key === undefined) return;
-    const seen = out.get(key);
-    if (seen !== undefined && seen.seq > m.seq) return;
-    out.set(key, {
-      subject: m.subject,
-      seq: m.seq,
-      header: m.headers,
-      data: m.data,
-      at: isoOfNanos(nanosOf(m)),
-    });
+    onMessage: (m) => {
+      const key = keyOf(s.prefix, m.subject);
+      if (key === undefined) return;
+      const seen = out.get(key);
+      if (seen !== undefined && seen.seq > m.seq) return;
+      out.set(key, {
+        subject: m.subject,
+        seq: m.seq,
+        header: m.headers,
+        data: m.data,
+        at: isoOfNanos(nanosOf(m)),
+      });
+    },
   });
   if (!complete) throw new Error("the history read was cut short before it saw every key");
   return out;
@@ -191,7 +189,7 @@ export function versionOf(h: KeyHistory, v: Packed): Version {
   const description = v.record!.op === "delete" || red !== undefined
     ? undefined
     : headerDescription(v.entry, h.key);
-  const version = toVersion({ key: h.key, revision: v.rev, at: v.at }, v.record!, description);
+  const version = toVersion({ key: h.key, revision: v.rev, at: v.at, description }, v.record!);
   if (red === undefined) return version;
   const redacted = {
     at: red.at,

@@ -5,9 +5,17 @@
 
 import { setTimeout } from "node:timers";
 import { getMessage, readSubject } from "./messages.ts";
-import { emptyKey, type HistoryTarget, mayPrune, movedOf, moveKey, prune } from "./mover.ts";
+import {
+  emptyKey,
+  type HistoryTarget,
+  mayPrune,
+  movedOf,
+  moveKey,
+  prune,
+  type Run,
+} from "./mover.ts";
 import { type Link, linkOf, newRecord, readRecord, setRecord } from "./provenance.ts";
-import type { Chained, HistoryStep, Listed, Over, VersionInput, Written } from "./step.ts";
+import type { Chained, HistoryStep, Landed, Listed, Over, VersionInput, Written } from "./step.ts";
 import { sweep } from "./sweep.ts";
 import { isMarkerMessage } from "./scan.ts";
 
@@ -19,10 +27,11 @@ export const MOVE_EVERY = 16;
  * to what the move wrote (docs/design/history.md, "Jetstream").
  */
 export const EMPTY_AFTER_MS = 500;
-// How many keys a handle remembers.
+// How many keys a handle remembers, and how many revisions of each.
 const REMEMBERED = 1024;
+const RUN_LENGTH = 2 * MOVE_EVERY;
 // How many moves run at once in the background.
-const MOVES_IN_FLIGHT = 4;
+const MOVES_IN_FLIGHT = 8;
 // A handle sweeps for expired deleted keys at most this often (a sweep that stopped at its batch
 // goes on at once).
 const SWEEP_EVERY_MS = 10 * 60_000;
@@ -36,6 +45,8 @@ interface Known {
   readonly link: Link | undefined;
   /** Whether it is a memory (not a delete). */
   readonly live: boolean;
+  /** Revisions it knows to be consecutive on the key's subject, ending at `rev` (see mover.ts). */
+  readonly run: Run | undefined;
 }
 
 /** The history step of one store handle. */
@@ -91,7 +102,9 @@ export class Keeper implements HistoryStep {
   async #lastRecorded(key: string, before: number): Promise<Link | undefined> {
     const moved = await movedOf(this.target, key);
     const t = this.target;
-    const messages = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
+    const messages = await readSubject(t, {
+      stream: t.stream,
+      subject: t.subjectPrefix + key,
       after: moved.state.to,
       until: before - 1,
     });
@@ -116,18 +129,33 @@ export class Keeper implements HistoryStep {
     return { headers: h, record };
   }
 
-  wrote(key: string, w: { readonly revision: number; readonly v: Written }): void {
+  wrote(key: string, w: Landed & { readonly revision: number }): void {
     const r = w.v.record;
     if (r === undefined) return;
-    this.#remember(key, { rev: w.revision, link: linkOf(r), live: true });
+    const run = this.#extend(key, { rev: w.revision, over: w.over });
+    this.#remember(key, { rev: w.revision, link: linkOf(r), live: true, run });
     if ((r.seq ?? 0) % MOVE_EVERY === 0) this.moveSoon(key);
   }
 
-  deleted(key: string, w: { readonly marker: number; readonly v: Written }): void {
+  deleted(key: string, w: Landed & { readonly marker: number }): void {
     const r = w.v.record;
     if (r === undefined) return;
-    this.#remember(key, { rev: w.marker, link: linkOf(r), live: false });
+    const run = this.#extend(key, { rev: w.marker, over: w.over });
+    this.#remember(key, { rev: w.marker, link: linkOf(r), live: false, run });
     this.moveSoon(key);
+  }
+
+  // The revisions known consecutive on the key's subject once a write at `w.rev` over `w.over`
+  // landed (0: over nothing, so nothing but it is on the subject that is not moved already).
+  #extend(key: string, w: { readonly rev: number; readonly over: number }): Run {
+    const before = this.#known.get(key);
+    if (before?.run !== undefined && before.rev === w.over) {
+      const revs = [...before.run.revs, w.rev];
+      return revs.length <= RUN_LENGTH
+        ? { after: before.run.after, revs }
+        : { after: revs[revs.length - RUN_LENGTH - 1]!, revs: revs.slice(-RUN_LENGTH) };
+    }
+    return { after: w.over, revs: [w.rev] };
   }
 
   saw(key: string, m: Over): void {
@@ -137,6 +165,7 @@ export class Keeper implements HistoryStep {
       rev: m.revision,
       link: record === undefined ? undefined : linkOf(record),
       live: !isMarkerMessage(m.header),
+      run: undefined,
     });
   }
 
@@ -184,28 +213,15 @@ export class Keeper implements HistoryStep {
     });
   }
 
-  /** Waits until no housekeeping runs in the background (for tests and the benchmark). */
-  async settled(): Promise<void> {
-    while (
-      this.#moving.size > 0 || this.#queued.size > 0 || this.#emptying.size > 0 ||
-      this.#sweeping !== undefined
-    ) {
-      await Promise.all([...this.#moving.values(), ...this.#emptying.values(), this.#sweeping]);
-      if (this.#moving.size === 0 && this.#queued.size > 0) {
-        const next = this.#queued.values().next().value as string;
-        this.#queued.delete(next);
-        this.moveSoon(next);
-      }
-    }
-  }
-
   async #move(key: string): Promise<void> {
-    const { moved, head } = await moveKey(this.target, key);
+    const { moved, head } = await moveKey(this.target, { key, run: this.#known.get(key)?.run });
     if (head === undefined) return;
     // The server's time of the key's newest message: retention goes by the server's clock.
     const now = Date.parse(head.at);
-    if (head.marker) this.#emptySoon(key, head.rev);
-    if (mayPrune(this.target.retention, moved.state, now)) await prune(this.target, { key, now });
+    if (head.marker && moved.state.to >= head.rev) this.#emptySoon(key, head.rev);
+    if (mayPrune(moved.state, { retention: this.target.retention, now })) {
+      await prune(this.target, { key, now });
+    }
     if (head.marker) this.#sweepSoon(now);
   }
 
@@ -213,7 +229,7 @@ export class Keeper implements HistoryStep {
     if (this.#emptying.has(key)) return;
     const run = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        emptyKey(this.target, { key, marker }).catch(() => {}).finally(resolve);
+        emptyKey(this.target, { key, marker, moved: true }).catch(() => {}).finally(resolve);
       }, EMPTY_AFTER_MS);
       timer.unref();
     }).finally(() => this.#emptying.delete(key));

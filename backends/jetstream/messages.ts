@@ -72,13 +72,17 @@ export async function getMessage(
  */
 export async function readSubject(
   src: MessageSource,
-  target: { readonly stream: string; readonly subject: string },
-  range: { readonly after: number; readonly until?: number | undefined },
+  q: {
+    readonly stream: string;
+    readonly subject: string;
+    readonly after: number;
+    readonly until?: number | undefined;
+  },
 ): Promise<Stored[]> {
   const out: Stored[] = [];
-  for (let seq = range.after + 1;;) {
-    const m = await getMessage(src, { stream: target.stream, seq, next_by_subj: target.subject });
-    if (m === null || (range.until !== undefined && m.seq > range.until)) break;
+  for (let seq = q.after + 1;;) {
+    const m = await getMessage(src, { stream: q.stream, seq, next_by_subj: q.subject });
+    if (m === null || (q.until !== undefined && m.seq > q.until)) break;
     out.push(m);
     seq = m.seq + 1;
   }

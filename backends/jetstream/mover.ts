@@ -84,6 +84,26 @@ export function packedOf(m: Stored): Packed {
   };
 }
 
+/**
+ * Revisions a handle knows to be consecutive on a key's subject, oldest first: every message on
+ * the subject after `after` up to the last of `revs` is one of them (`after` 0: the subject held
+ * nothing but what the history stream holds).
+ */
+export interface Run {
+  readonly after: number;
+  readonly revs: readonly number[];
+}
+
+/**
+ * Revisions a handle knows to be consecutive on a key's subject, oldest first: every message on
+ * the subject after `after` up to the last of `revs` is one of them (`after` 0: the subject held
+ * nothing but what the history stream holds).
+ */
+export interface Run {
+  readonly after: number;
+  readonly revs: readonly number[];
+}
+
 /** What a move found and did. */
 export interface MoveResult {
   /** The history stream's state of the key after the move. */
@@ -97,36 +117,58 @@ export interface MoveResult {
  * purges what the packs hold from its subject but its newest message. A deleted key's subject is
  * emptied later (`emptyKey`), by the caller.
  */
-export async function moveKey(t: HistoryTarget, key: string): Promise<MoveResult> {
+export async function moveKey(
+  t: HistoryTarget,
+  k: { readonly key: string; readonly run?: Run | undefined },
+): Promise<MoveResult> {
+  const { key, run } = k;
   const subject = t.subjectPrefix + key;
-  const last = await getMessage(t, { stream: t.stream, last_by_subj: subject });
   let moved = await movedOf(t, key);
-  if (last === null) return { moved, head: undefined };
-  const head = packedOf(last);
+  let known = run === undefined ? undefined : await fromRun(t, { subject, run, moved });
+  const head = known?.at(-1) ??
+    await getMessage(t, { stream: t.stream, last_by_subj: subject }).then((m) =>
+      m === null ? undefined : packedOf(m)
+    );
+  if (head === undefined) return { moved, head: undefined };
   for (let attempt = 1; head.rev > moved.state.to; attempt++) {
-    const unmoved = (await readSubject(t, { stream: t.stream, subject }, {
-      after: moved.state.to,
-      until: head.rev,
-    })).map(packedOf);
+    const unmoved = known ??
+      (await readSubject(t, { stream: t.stream, subject, after: moved.state.to, until: head.rev }))
+        .map(packedOf);
     try {
-      moved = await publishPacks(t, key, { versions: unmoved, moved });
+      moved = await publishPacks(t, { key, versions: unmoved, moved });
       break;
     } catch (e) {
       if (!isWrongLastSequence(e) || attempt >= MAX_MOVE_ATTEMPTS) throw e;
       moved = await movedOf(t, key); // another mover wrote first: see what it moved
+      known = undefined;
     }
   }
   if (!head.marker) await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.rev });
   return { moved, head };
 }
 
+// The messages a handle's run names after what the history stream holds, read in parallel;
+// `undefined` when the run does not cover them all (the subject must be read).
+async function fromRun(
+  t: HistoryTarget,
+  r: { readonly subject: string; readonly run: Run; readonly moved: Moved },
+): Promise<Packed[] | undefined> {
+  const to = r.moved.state.to;
+  const { after, revs } = r.run;
+  if (after > to && !revs.includes(to)) return undefined;
+  const wanted = revs.filter((rev) => rev > to);
+  if (wanted.length === 0) return undefined;
+  const found = await Promise.all(wanted.map((seq) => getMessage(t, { stream: t.stream, seq })));
+  if (found.some((m) => m === null || m.subject !== r.subject)) return undefined;
+  return found.map((m) => packedOf(m!));
+}
+
 // Writes `versions` (oldest first) as packs after `moved`, each expecting the one before.
 async function publishPacks(
   t: HistoryTarget,
-  key: string,
-  p: { readonly versions: readonly Packed[]; readonly moved: Moved },
+  p: { readonly key: string; readonly versions: readonly Packed[]; readonly moved: Moved },
 ): Promise<Moved> {
-  const subject = t.hsubjectPrefix + key;
+  const subject = t.hsubjectPrefix + p.key;
   let { seq, state } = p.moved;
   const { versions } = p;
   for (let i = 0; i < versions.length;) {
@@ -159,11 +201,12 @@ function size(v: Packed): number {
  */
 export async function emptyKey(
   t: HistoryTarget,
-  m: { readonly key: string; readonly marker: number },
+  m: { readonly key: string; readonly marker: number; readonly moved?: boolean },
 ): Promise<void> {
   const { key, marker } = m;
   const subject = t.subjectPrefix + key;
-  if ((await movedOf(t, key)).state.to < marker) return;
+  // The caller's own move put the marker in the history stream, or it is looked up here.
+  if (!m.moved && (await movedOf(t, key)).state.to < marker) return;
   if (!(await mayEmpty(t, subject))) return;
   await t.jsm.streams.purge(t.stream, { filter: subject, seq: marker + 1 });
 }
@@ -185,7 +228,11 @@ async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {
  * milliseconds), without reading a pack: more recorded versions than it keeps, the oldest pack
  * older than `days`.
  */
-export function mayPrune(r: HistoryRetention, state: KeyState, now: number): boolean {
+export function mayPrune(
+  state: KeyState,
+  o: { readonly retention: HistoryRetention; readonly now: number },
+): boolean {
+  const { retention: r, now } = o;
   if (state.held >= 0 && state.held <= r.versions) return false;
   if (r.days === 0 || state.oldestAt === undefined) return true;
   return Date.parse(state.oldestAt) < now - r.days * DAY_MS;
@@ -202,7 +249,7 @@ export async function prune(
 ): Promise<Moved | undefined> {
   const { key, now } = k;
   const subject = t.hsubjectPrefix + key;
-  const all = await readSubject(t, { stream: t.hstream, subject }, { after: 0 });
+  const all = await readSubject(t, { stream: t.hstream, subject, after: 0 });
   const lastMessage = all.at(-1);
   const last = lastMessage === undefined ? undefined : historyMessage(lastMessage.header);
   if (lastMessage === undefined || last === undefined) return undefined;

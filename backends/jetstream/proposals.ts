@@ -301,7 +301,8 @@ class JetStreamReview implements ReviewOps {
         lastPerSubject: true,
         headersOnly: countOnly,
         ...(countOnly ? { enough: () => true } : {}),
-      }, onMessage);
+        onMessage,
+      });
     } catch (e) {
       if (apiCode(e) === STREAM_NOT_FOUND) return undefined;
       throw e;

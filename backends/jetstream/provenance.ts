@@ -187,10 +187,10 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
  * it, which a prefix has no dot to hide: the bucket key itself, or what follows its first dot.
  */
 export function hashMatches(
-  name: string,
   r: VersionRecord,
-  entry: Uint8Array | EntryDigest,
+  v: { readonly name: string; readonly entry: Uint8Array | EntryDigest },
 ): boolean {
+  const { name, entry } = v;
   if (r.format === 2) return chainHash(r.prev, { ...r, key: name }, entry, 2) === r.hash;
   // Format 1 covers the bytes themselves: a digest alone proves nothing.
   if (!(entry instanceof Uint8Array)) return false;
@@ -201,10 +201,15 @@ export function hashMatches(
 
 /** The public view of a version: its revision is the stream sequence it was written at. */
 export function toVersion(
-  v: { readonly key: string; readonly revision: number; readonly at: string },
+  v: {
+    readonly key: string;
+    readonly revision: number;
+    readonly at: string;
+    readonly description: string | undefined;
+  },
   r: VersionRecord,
-  description: string | undefined,
 ): Version {
+  const { description } = v;
   return {
     key: v.key,
     revision: String(v.revision),

@@ -49,9 +49,11 @@ export function redactJetStream(
   return h.run({ op: "update", key, call, timeouts: 4 }, async () => {
     const want = new Set(o.revisions.map(Number));
     // Every version into the history stream, and off the key's subject (all but a live head).
-    const { head } = await moveKey(t, key);
+    const { head } = await moveKey(t, { key });
     if (head?.marker === true) await emptyKey(t, { key, marker: head.rev });
-    const left = await readSubject(t, { stream: t.stream, subject: t.subjectPrefix + key }, {
+    const left = await readSubject(t, {
+      stream: t.stream,
+      subject: t.subjectPrefix + key,
       after: 0,
     });
     if (left.some((m) => want.has(m.seq))) {
@@ -63,7 +65,9 @@ export function redactJetStream(
       );
     }
     for (let attempt = 1;; attempt++) {
-      const all = await readSubject(t, { stream: t.hstream, subject: t.hsubjectPrefix + key }, {
+      const all = await readSubject(t, {
+        stream: t.hstream,
+        subject: t.hsubjectPrefix + key,
         after: 0,
       });
       const plan = rewrite(key, { all, want, o });

@@ -127,6 +127,8 @@ export interface ReadAll {
   readonly leave?: boolean;
   /** Read nothing when the consumer starts with a number of messages this accepts. */
   readonly enough?: ((initial: number) => boolean) | undefined;
+  /** Given every message, in the order the server sends them. */
+  readonly onMessage: (m: Pulled) => void;
 }
 
 /**
@@ -139,7 +141,6 @@ export interface ReadAll {
 export async function readAll(
   src: Source,
   options: ReadAll,
-  onMessage: (m: Pulled) => void,
 ): Promise<{ complete: boolean; through: number | undefined; initial: number; read: boolean }> {
   const { timeout } = src;
   const { filter, d } = options;
@@ -155,9 +156,9 @@ export async function readAll(
   for (let attempt = 1;; attempt++) {
     // Messages of a read given up on are dropped: each read is one moment of the stream.
     const got: Pulled[] = [];
-    const r = await readOnce(src, { ...options, config }, (m) => got.push(m));
+    const r = await readOnce(src, { ...options, config, onMessage: (m) => got.push(m) });
     if (r !== "moved") {
-      for (const m of got) onMessage(m);
+      for (const m of got) options.onMessage(m);
       return r;
     }
     // On nats-server 2.9 a purge of any subject while a consumer is made or read can move it past
@@ -174,7 +175,6 @@ export async function readAll(
 async function readOnce(
   src: Source,
   options: ReadAll & { readonly config: Parameters<JetStreamManager["consumers"]["add"]>[1] },
-  onMessage: (m: Pulled) => void,
 ): Promise<
   { complete: boolean; through: number | undefined; initial: number; read: boolean } | "moved"
 > {
@@ -207,7 +207,7 @@ async function readOnce(
         through: last,
         d,
         purgesSkip: src.purgesSkip,
-      }, onMessage);
+      }, options.onMessage);
       if (ended === "moved") return "moved";
       complete = ended === "complete";
     }
@@ -242,9 +242,10 @@ export async function scan(ks: Keyspace, options: ScanOptions): Promise<ScanResu
     lastPerSubject: true,
     headersOnly: options.headersOnly ?? false,
     enough: options.enough,
-  }, (m) => {
-    const seen = newest.get(m.subject);
-    if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
+    onMessage: (m) => {
+      const seen = newest.get(m.subject);
+      if (seen === undefined || seen.seq < m.seq) newest.set(m.subject, m);
+    },
   });
   const latest = new Map<string, Scanned>();
   const illegal = new Map<string, Uint8Array>();

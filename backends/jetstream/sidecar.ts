@@ -39,9 +39,10 @@ export class JetStreamSidecar implements SidecarOps {
           lastPerSubject: true,
           headersOnly: false,
           leave: true,
-        }, (m) => {
-          if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
-          else out.delete(m.subject.slice(under.length));
+          onMessage: (m) => {
+            if (m.data.length > 0) out.set(m.subject.slice(under.length), new Uint8Array(m.data));
+            else out.delete(m.subject.slice(under.length));
+          },
         });
         if (!complete) throw new UnavailableError(`${PREFIX} Cannot read the sidecar: cut short`);
       } catch (e) {

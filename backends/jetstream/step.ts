@@ -37,6 +37,12 @@ export interface VersionInput {
   readonly after: Link | undefined;
 }
 
+/** A write that landed: its headers and record, and the revision it went over (0: nothing). */
+export interface Landed {
+  readonly v: Written;
+  readonly over: number;
+}
+
 /** What a listing met that the history step may act on. */
 export interface Listed {
   readonly markers: readonly Marker[];
@@ -58,10 +64,10 @@ export interface HistoryStep {
   chainAfter(key: string, over: Over | undefined): Promise<Chained>;
   /** The headers of a write of `entry` (empty for a delete). */
   version(v: VersionInput, entry: Uint8Array): Written;
-  /** After a create or update of `key` landed at `revision`. */
-  wrote(key: string, w: { readonly revision: number; readonly v: Written }): void;
-  /** After a delete of `key` landed, its marker at `marker`. */
-  deleted(key: string, w: { readonly marker: number; readonly v: Written }): void;
+  /** After a create or update of `key` landed at `revision`, over `over` (0: nothing). */
+  wrote(key: string, w: Landed & { readonly revision: number }): void;
+  /** After a delete of `key` landed, its marker at `marker`, over `over`. */
+  deleted(key: string, w: Landed & { readonly marker: number }): void;
   /** A read saw `key`'s message at `revision`. */
   saw(key: string, m: Over): void;
   /** A listing met delete markers (history off: old ones are purged, within `d`). */

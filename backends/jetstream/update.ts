@@ -30,7 +30,7 @@ export async function update(h: Handle, x: WriteCall): Promise<void> {
       { key: w.key },
     );
   }
-  await write(h, x, { revision: seen });
+  await write(h, { ...x, over: { revision: seen } });
 }
 
 // update() with readBeforeUpdate off: like the file backend, replace, or create (which counts
@@ -39,7 +39,7 @@ async function replace(h: Handle, x: WriteCall): Promise<void> {
   const { w, d } = x;
   for (let attempt = 1;; attempt++) {
     try {
-      return await write(h, x, (await h.get(w.key)) ?? null);
+      return await write(h, { ...x, over: (await h.get(w.key)) ?? null });
     } catch (e) {
       if (!(e instanceof StaleError)) throw e;
       if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw churn("update", w.key);
@@ -51,10 +51,9 @@ async function replace(h: Handle, x: WriteCall): Promise<void> {
 // or `null` for a subject that holds nothing), or one this run's scope recorded.
 async function write(
   h: Handle,
-  x: WriteCall,
-  over: Latest | null | { readonly revision: number },
+  x: WriteCall & { readonly over: Latest | null | { readonly revision: number } },
 ): Promise<void> {
-  const { w, call, d, data } = x;
+  const { w, call, d, data, over } = x;
   const key = w.key;
   let from = h.capacity.current();
   if (over === null || ("live" in over && !over.live)) {
@@ -82,6 +81,6 @@ async function write(
     throw stale(key);
   }
   // Counted as a possible new key: the write may have brought a deleted key back.
-  h.capacity.wrote(from, revision, 1);
-  h.wrote(x, { key, revision, v });
+  h.capacity.wrote(from, { seq: revision, added: 1 });
+  h.wrote(x, { key, revision, v, over: over?.revision ?? 0 });
 }

@@ -37,13 +37,15 @@ export function heldItems(h: KeyHistory): Packed[] {
 /** Every problem in `h`, in revision order. */
 export function verifyKey(h: KeyHistory): HistoryProblem[] {
   const problems: HistoryProblem[] = [];
-  const problem = (kind: HistoryProblemKind, reason: string, revision?: number) =>
+  const problem = (kind: HistoryProblemKind, why: string | { reason: string; at: number }) => {
+    const [reason, revision] = typeof why === "string" ? [why, undefined] : [why.reason, why.at];
     problems.push({
       key: h.key,
       ...(revision === undefined ? {} : { revision: String(revision) }),
       problem: kind,
       reason,
     });
+  };
   for (const reason of h.damaged) problem("damaged", reason);
   for (const reason of h.foreign) problem("foreign", reason);
   const items = heldItems(h);
@@ -56,7 +58,7 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
   const newestRev = items.findLast((v) => v.record !== undefined)?.rev;
   for (const v of items) {
     if (v.damaged !== undefined) {
-      problem("damaged", `its record: ${v.damaged}`, v.rev);
+      problem("damaged", { reason: `its record: ${v.damaged}`, at: v.rev });
       gap = true;
       continue;
     }
@@ -64,19 +66,21 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
     if (r === undefined) {
       // Before the first version, an entry written before history was on; after, a raw write.
       if (prev !== undefined) {
-        problem(
-          "unrecorded",
-          v.marker
+        problem("unrecorded", {
+          reason: v.marker
             ? "a delete no version records (a raw KV delete, made around the library)"
             : "an entry no version records (a raw KV put, made around the library, or a write with history off)",
-          v.rev,
-        );
+          at: v.rev,
+        });
       }
       rawMarker ||= v.marker;
       continue;
     }
-    if (!hashMatches(h.name, r, v.redacted ?? v.entry)) {
-      problem("edited", "the version's bytes do not match its hash (edited by hand?)", v.rev);
+    if (!hashMatches(r, { name: h.name, entry: v.redacted ?? v.entry })) {
+      problem("edited", {
+        reason: "the version's bytes do not match its hash (edited by hand?)",
+        at: v.rev,
+      });
     }
     const seq = r.seq ?? 0;
     const p = prev?.record;
@@ -85,50 +89,60 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
         (cut !== undefined && r.prev === cut.hash && (seq === cut.seq + 1 || cut.seq === 0)) ||
         (seq === 1 && cut === undefined && h.format1 > 0);
       if (!first && !gap) {
-        problem(
-          "truncated",
-          `its oldest kept version is place ${seq} of its chain, and no retention record explains the ${
-            seq - 1
-          } before it (removed from the history stream?)`,
-          v.rev,
-        );
+        problem("truncated", {
+          reason:
+            `its oldest kept version is place ${seq} of its chain, and no retention record explains the ${
+              seq - 1
+            } before it (removed from the history stream?)`,
+          at: v.rev,
+        });
       }
     } else if (r.format === 1) {
       const lenient = r.op === "create" && r.prev === GENESIS;
       if (r.prev !== p.hash && !lenient && !gap) {
-        problem("missing", `it does not chain to version ${prev!.rev} before it`, v.rev);
+        problem("missing", {
+          reason: `it does not chain to version ${prev!.rev} before it`,
+          at: v.rev,
+        });
       }
     } else if (p.format === 1) {
       if ((seq !== 1 || r.prev !== p.hash) && !gap) {
-        problem("missing", `it does not chain to version ${prev!.rev} before it`, v.rev);
+        problem("missing", {
+          reason: `it does not chain to version ${prev!.rev} before it`,
+          at: v.rev,
+        });
       }
     } else if (seq <= (p.seq ?? 0)) {
       if (v.rev === newestRev && seq < maxSeq) {
-        problem(
-          "rolled_back",
-          `the memory holds place ${seq} of its chain again, after place ${maxSeq} was written`,
-          v.rev,
-        );
-      } else problem("edited", `it claims place ${seq}, at or before the version before it`, v.rev);
+        problem("rolled_back", {
+          reason:
+            `the memory holds place ${seq} of its chain again, after place ${maxSeq} was written`,
+          at: v.rev,
+        });
+      } else {problem("edited", {
+          reason: `it claims place ${seq}, at or before the version before it`,
+          at: v.rev,
+        });}
     } else if (seq > (p.seq ?? 0) + 1) {
       if (!gap) {
-        problem(
-          "missing",
-          `places ${(p.seq ?? 0) + 1} to ${seq - 1} of its chain are missing before it`,
-          v.rev,
-        );
+        problem("missing", {
+          reason: `places ${(p.seq ?? 0) + 1} to ${seq - 1} of its chain are missing before it`,
+          at: v.rev,
+        });
       }
     } else if (r.prev !== p.hash && !gap) {
-      problem("missing", `it does not chain to version ${prev!.rev} before it`, v.rev);
+      problem("missing", {
+        reason: `it does not chain to version ${prev!.rev} before it`,
+        at: v.rev,
+      });
     }
     if (r.op === "create" && p !== undefined && p.op !== "delete" && !rawMarker) {
-      problem(
-        "removed",
-        `created again after version ${
+      problem("removed", {
+        reason: `created again after version ${
           prev!.rev
         }, which no delete version follows (the memory was removed by hand?)`,
-        v.rev,
-      );
+        at: v.rev,
+      });
     }
     prev = v;
     maxSeq = Math.max(maxSeq, seq);
@@ -138,11 +152,11 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
   // A subject emptied without a delete: the memory is gone, and nothing says it was deleted.
   const last = items.at(-1);
   if (h.empty && prev !== undefined && prev.record!.op !== "delete" && !last?.marker) {
-    problem(
-      "removed",
-      `the memory is gone, and its newest version ${prev.rev} is no delete (its subject was purged by hand?)`,
-      prev.rev,
-    );
+    problem("removed", {
+      reason:
+        `the memory is gone, and its newest version ${prev.rev} is no delete (its subject was purged by hand?)`,
+      at: prev.rev,
+    });
   }
   return problems;
 }

@@ -303,11 +303,15 @@ async function plantFormat1(f: Fixture, key: string, n: number): Promise<void> {
   await purge(f, STREAM, `$KV.${BUCKET}.run.${key}`, moved.at(-1)!.rev);
 }
 
-test("trust: versions of chain format 1 (a bucket the previous release wrote) still verify under any prefix, new versions chain on, and check says what format 1 cannot prove", async () => {
-  await using f = await natsFixture();
+test("trust: a bucket the previous release made (its max value size, versions of chain format 1) opens with a warning, still verifies under any prefix, new versions chain on, and check says what format 1 cannot prove", async () => {
+  // The previous release's JETSTREAM_HISTORY_MIN_VALUE_SIZE.
+  await using f = await natsFixture({ maxValueSize: 70_556 }, { history: true });
   await plantFormat1(f, "old", 5);
-  const store = await f.open();
-  const whole = await f.open({ prefix: "" });
+  const warnings: string[] = [];
+  const store = await f.open({}, { onWarning: (w) => warnings.push(w) });
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(warnings[0]!, /70556 bytes\) is below the 70608 bytes.*agentmem bucket init/);
+  const whole = await f.open({ prefix: "" }, { onWarning: () => {} });
   assert.equal((await history(store, "old")).length, 5);
   for (const s of [store, whole]) {
     const audit = await auditStore(s);

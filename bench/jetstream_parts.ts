@@ -1,0 +1,215 @@
+// Jetstream single-process rows: what a create is made of, each part timed next to the others key
+// by key (the floor's create alone; the floor with what the library adds, an exact count and the
+// read of what a new version chains to beside it, then the create; the library's create), and an
+// update of a key with 5,000 versions against one with 5.
+
+import type { NatsConnection } from "@nats-io/nats-core";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import type { Locations } from "./_location.ts";
+import { openStore } from "./_location.ts";
+import { median, ratios, type Spread } from "./_stats.ts";
+import { Scope } from "../mod.ts";
+import { entriesOf } from "./_target.ts";
+
+/** One row, as bench/micro.ts's `MicroRow` (not imported: micro.ts imports this file). */
+interface MicroRow {
+  readonly section: string;
+  readonly backend: "jetstream";
+  readonly unit: "µs/op";
+  readonly values: Record<string, number>;
+  readonly ratio: Omit<Spread, "trials"> & { readonly of: string };
+}
+
+const ENTRIES = entriesOf(1024);
+const DESCRIPTION = "bench";
+
+/** The create's parts, µs per op, and the library's time over the floor with those parts. */
+export async function createPartsSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const jsm = await jetstreamManager(nc);
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    await using location = await o.locations.fresh("jetstream");
+    const bucket = location.bucket as string;
+    const store = await openStore(location, nc);
+    const kv = await new Kvm(nc).open(bucket);
+    const calls: Record<string, (key: string) => Promise<unknown>> = {
+      "library create": (key) => store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent),
+      "raw create": (key) => kv.create(`r${key}`, ENTRIES.createBytes),
+      "raw + count + link": async (key) => {
+        await Promise.all([
+          jsm.streams.info(`KV_${bucket}`),
+          jsm.direct.getMessage(`KVH_${bucket}`, { last_by_subj: `$KVH.${bucket}.p${key}` }),
+        ]);
+        await kv.create(`p${key}`, ENTRIES.createBytes);
+      },
+    };
+    const total: Record<string, number> = {};
+    const keys = Array.from({ length: o.quick ? 30 : 300 }, (_, i) => `${t}-${i}`);
+    for (const key of keys) {
+      for (const [label, call] of Object.entries(calls)) {
+        const t0 = performance.now();
+        await call(key);
+        total[label] = (total[label] ?? 0) + performance.now() - t0;
+      }
+    }
+    trials.push(
+      Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length])),
+    );
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const { trials: _, ...spread } = ratios(
+    trials.map((t) => [t["library create"], t["raw + count + link"]]),
+  );
+  return {
+    section: "create parts",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: "library create / raw + count + link", ...spread },
+  };
+}
+
+/**
+ * An update of a key with 5,000 versions against one of a key with 5 (issue 27: cost independent
+ * of history length), key by key in turn, through one handle with the default retention.
+ */
+export async function historyLengthSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  await using location = await o.locations.fresh("jetstream");
+  const store = await openStore(location, nc, true);
+  const scope = new Scope();
+  const write = (key: string, i: number) =>
+    store.update(key, DESCRIPTION, `${ENTRIES.updateContent.slice(8)}${i}`, { scope });
+  const long = o.quick ? 500 : 5_000;
+  for (const key of ["long", "short"]) {
+    await store.create(key, DESCRIPTION, ENTRIES.createContent, { scope });
+  }
+  for (let i = 1; i < long; i++) await write("long", i);
+  for (let i = 1; i < 5; i++) await write("short", i);
+  // Timed once the long key's versions have moved (its moves run after the updates answer).
+  const jsm = await jetstreamManager(nc);
+  const subject = `$KV.${location.bucket}.long`;
+  for (const end = Date.now() + 60_000; Date.now() < end;) {
+    const info = await jsm.streams.info(`KV_${location.bucket}`, { subjects_filter: subject });
+    if ((info.state.subjects?.[subject] ?? 0) <= 16) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    const total: Record<string, number> = {};
+    const n = o.quick ? 16 : 64;
+    for (let i = 0; i < n; i++) {
+      for (const key of ["long", "short"]) {
+        const t0 = performance.now();
+        await write(key, i);
+        total[key] = (total[key] ?? 0) + performance.now() - t0;
+      }
+    }
+    const label = (key: string) =>
+      key === "long" ? `${long.toLocaleString("en-US")} versions` : "5 versions";
+    trials.push(
+      Object.fromEntries(Object.entries(total).map(([k, ms]) => [label(k), (ms * 1000) / n])),
+    );
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const [a, b] = labels as [string, string];
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
+  return {
+    section: "history length update",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: `${a} / ${b}`, ...spread },
+  };
+}
+
+/**
+ * What a jetstream delete costs, in one process: its answer against the floor's (a look, then a
+ * revision-checked delete), and what its move does after it answered (requests per delete, and
+ * the time until every deleted key's history is in the history stream), over keys of 9 versions.
+ */
+export async function deletePartsSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const jsm = await jetstreamManager(nc);
+  const n = o.quick ? 20 : 100;
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    await using location = await o.locations.fresh("jetstream");
+    const bucket = location.bucket as string;
+    const store = await openStore(location, nc, true);
+    const kv = await new Kvm(nc).open(bucket);
+    const scope = new Scope();
+    const keys = Array.from({ length: n }, (_, i) => `d${i}`);
+    for (const key of keys) {
+      await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
+      await kv.create(`r${key}`, ENTRIES.createBytes);
+      for (let v = 0; v < 8; v++) {
+        await store.update(`l${key}`, DESCRIPTION, `${ENTRIES.updateContent}${v}`, { scope });
+        await kv.put(`r${key}`, ENTRIES.updateBytes);
+      }
+    }
+    let requests = 0;
+    // Requests and publishes (not their answers), but this section's own look at the history.
+    const counted = (subject: string) =>
+      /^\$(JS\.API|KV|KVH)\./.test(subject) && !subject.includes(`INFO.KVH_${bucket}`);
+    const sub = nc.subscribe(">", { callback: (_, m) => void (counted(m.subject) && requests++) });
+    await nc.flush();
+    const t0 = performance.now();
+    for (const key of keys) await store.delete(`l${key}`, { scope });
+    const answered = performance.now();
+    // The moves run after the deletes answered: until every key's history holds its delete.
+    for (const end = Date.now() + 60_000; Date.now() < end;) {
+      const info = await jsm.streams.info(`KVH_${bucket}`, {
+        subjects_filter: `$KVH.${bucket}.>`,
+      });
+      if (Object.keys(info.state.subjects ?? {}).length >= n) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const moved = performance.now();
+    await nc.flush();
+    sub.unsubscribe();
+    const r0 = performance.now();
+    for (const key of keys) {
+      const entry = await kv.get(`r${key}`);
+      await kv.delete(`r${key}`, { previousSeq: entry!.revision });
+    }
+    const raw = performance.now();
+    trials.push({
+      "library delete": ((answered - t0) * 1000) / n,
+      "raw delete": ((raw - r0) * 1000) / n,
+      "moves after, per delete": ((moved - answered) * 1000) / n,
+      "requests per delete": requests / n,
+    });
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const { trials: _, ...spread } = ratios(
+    trials.map((t) => [t["library delete"], t["raw delete"]]),
+  );
+  return {
+    section: "delete parts",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: "library delete / raw delete", ...spread },
+  };
+}
