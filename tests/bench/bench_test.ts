@@ -44,7 +44,9 @@ Deno.test({
     for (
       const pattern of [
         /file read time <= 1\.5x file-raw/,
-        /jetstream read time <= 1\.1x jetstream-raw/,
+        /jetstream read time <= 1\.15x jetstream-raw/,
+        /jetstream create >= 0\.6x jetstream-raw \(disjoint\)/,
+        /jetstream delete >= 0\.5x jetstream-raw/,
         /file list <= 2x the raw pass/,
         /file create of an existing key/,
         /jetstream create of an existing key/,
