@@ -240,7 +240,12 @@ function versionLine(v: Version, withKey: boolean): string {
     ...(v.tainted ? ["TAINTED"] : []),
   ].join(", ");
   const what = v.description === undefined ? "" : `  ${show(v.description)}`;
-  return `${withKey ? `${v.key}\t` : ""}${v.revision}\t${v.at}\t${v.op}\t${show(who)}${what}`;
+  const red = v.redacted === undefined
+    ? ""
+    : `  REDACTED at ${v.redacted.at}${
+      v.redacted.actor === undefined ? "" : ` by ${v.redacted.actor}`
+    }: ${quoted(v.redacted.reason)}`;
+  return `${withKey ? `${v.key}\t` : ""}${v.revision}\t${v.at}\t${v.op}\t${show(who)}${what}${red}`;
 }
 
 // Whether a decided proposal passes the log's filters: the proposal's actor and taint, the

@@ -15,6 +15,7 @@ import {
 import { importCommand } from "./_import.ts";
 import { serveCommand } from "./_serve.ts";
 import { approveCommand, rejectCommand, reviewCommand, reviewShowCommand } from "./_review.ts";
+import { purgeCommand, redactCommand } from "./_redact.ts";
 import type { Command } from "./_spec.ts";
 
 /** Every command. */
@@ -37,6 +38,8 @@ export const COMMANDS: readonly Command[] = [
   reviewCommand,
   approveCommand,
   rejectCommand,
+  redactCommand,
+  purgeCommand,
   serveCommand,
   bucketInitCommand,
 ];

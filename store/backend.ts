@@ -14,6 +14,7 @@ import type {
   Info,
   Item,
   Proposal,
+  Redaction,
   StoreAudit,
   Version,
 } from "./types.ts";
@@ -133,6 +134,28 @@ export interface HistoryOps {
   evidence(call: Call): Promise<Evidence>;
   /** Where the store keeps writes held for review (store/review.ts), when it can keep them. */
   readonly review?: ReviewOps | undefined;
+  /**
+   * Removes the description and content of versions `revisions` of `key` from every copy the
+   * backend keeps, leaving each one's place, provenance and hash in the chain, with the entry's
+   * digest (so the chain still verifies) and `redaction`. The caller has checked that each is a
+   * kept create or update, not the key's newest version, not redacted yet. With `orCut`, versions
+   * that cannot stay verifiable without their bytes (chain format 1, which hashed the bytes; they
+   * are the chain's oldest) are removed under a retention record instead; without it they are
+   * refused.
+   *
+   * @throws {NotFoundError} for a version no longer kept (pruned meanwhile).
+   * @throws {ConfigError} for a version in chain format 1, without `orCut`.
+   * @throws {CorruptError} for a version whose bytes no longer match its hash.
+   */
+  redact?(
+    key: string,
+    o: {
+      readonly revisions: readonly string[];
+      readonly redaction: Redaction;
+      readonly orCut?: boolean;
+    },
+    call: Call,
+  ): Promise<void>;
 }
 
 /**
@@ -176,6 +199,8 @@ export interface ReviewOps {
   add(proposal: Proposal, limit: number, call: Call): Promise<boolean>;
   /** Removes pending proposal `id`, which its own write's check refused (nothing else has it). */
   withdraw(id: string, call: Call): Promise<void>;
+  /** Removes proposal `id`, pending or decided, whatever holds it (a purge of its key). */
+  drop(id: string, call: Call): Promise<void>;
   /**
    * The revision of the version a write of `key` through `call` would be made against, when the
    * backend can tell without looking (the revision the run read, when revisions are versions);

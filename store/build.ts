@@ -60,7 +60,8 @@ export type Op =
   | "anchor"
   | "sidecar"
   | "proposals"
-  | "review";
+  | "review"
+  | "redact";
 const VERB: Record<Op, string> = {
   list: "list memories",
   read: "read memory",
@@ -78,6 +79,7 @@ const VERB: Record<Op, string> = {
   sidecar: "use the store's sidecar",
   proposals: "list the proposals",
   review: "decide a proposal",
+  redact: "redact memory",
 };
 // Calls that only read: an answer that comes after the caller gave up is not given.
 const READS: ReadonlySet<Op> = new Set([

@@ -103,6 +103,7 @@ export type {
   HistorySetting,
   Proposal,
   ProposalDecision,
+  Redaction,
   ReviewMode,
   StoreAudit,
   Version,
@@ -138,3 +139,4 @@ export {
   type RejectOptions,
   rejectProposal,
 } from "./review.ts";
+export { purgeKey, type PurgeResult, type RedactOptions, redactVersion } from "./redact.ts";

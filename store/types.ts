@@ -122,6 +122,21 @@ export interface Version {
   readonly callId?: string;
   /** Whether the run had read untrusted input when it wrote this. */
   readonly tainted: boolean;
+  /**
+   * Set when the version's description and content were removed (`redactVersion`, `purgeKey`):
+   * who did it, when and why. Its place, provenance and hash stay in the chain.
+   */
+  readonly redacted?: Redaction;
+}
+
+/** Who removed a version's description and content, when and why. */
+export interface Redaction {
+  /** When (ISO 8601 UTC, the redacting process's clock). */
+  readonly at: string;
+  /** The actor of the redacting call's scope, when it named one. */
+  readonly actor?: string;
+  /** Why, in a line. */
+  readonly reason: string;
 }
 
 /** How long a store keeps versions, and how many. */

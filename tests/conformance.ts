@@ -28,6 +28,7 @@ import { historyConformance } from "./conformance_history.ts";
 import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
 import { reviewConformance } from "./conformance_review.ts";
+import { redactConformance } from "./conformance_redact.ts";
 
 import type { Fixture, ReopenOptions } from "./_lib/fixture.ts";
 
@@ -417,6 +418,9 @@ export function conformance(options: ConformanceOptions): void {
     trustConformance(test);
     reviewConformance((name, fn) =>
       test(name, (f) => f.reopen === undefined ? Promise.resolve() : fn(f))
+    );
+    redactConformance((name, fn) =>
+      test(name, (f) => f.rawHits === undefined ? Promise.resolve() : fn(f))
     );
   }
 }

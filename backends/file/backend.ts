@@ -31,6 +31,7 @@ import { type Rule, Writer, type WriteRequest } from "./write.ts";
 import { ExpiredIndex } from "./cut.ts";
 import { RetentionSweep } from "./retention.ts";
 import { fileReview } from "./proposals.ts";
+import { redactFile } from "./redact.ts";
 import { FileSidecar } from "./sidecar.ts";
 
 const BACKEND = "file";
@@ -96,6 +97,10 @@ export class FileBackend implements BackendOps {
         Promise.resolve(this.#readLatest(key, { call, withVersion: true })),
       evidence: () => Promise.resolve(evidenceOf(h)),
       review: fileReview(config),
+      redact: (key, o, call) => {
+        this.#requireWritable(key);
+        return redactFile({ ...h, durable: config.durable }, key, o, call);
+      },
       commitIf: async (key, expected, write, call) => {
         const { seq } = await this.#write({ key, write, rule: { kind: "expect", expected }, call });
         if (write === null) call.scope?.forget(this.#ns, key);
@@ -109,14 +114,17 @@ export class FileBackend implements BackendOps {
     await this.#sweep?.opened();
   }
 
-  async #write(req: WriteRequest) {
-    const { key } = req;
+  #requireWritable(key: string): void {
     if (!this.#c.writable) {
       throw new UnavailableError(
         `[memory:file] Cannot write memory ${quote(key)}: the store was opened read-only`,
         { key },
       );
     }
+  }
+
+  async #write(req: WriteRequest) {
+    this.#requireWritable(req.key);
     const written = await this.#writer.write(req);
     await this.#sweep?.wrote();
     return written;

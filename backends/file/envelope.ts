@@ -2,7 +2,8 @@
 // the file is, who wrote it, how it chains to the version before, and in which chain format
 // (`"f":2`; a line without it is format 1). A head file with history on is the line and the entry;
 // its version file in `.history/<key>/<seq>.md` is the same file (a hard link), and a delete's is
-// the line alone. A file without the line (history off) is an entry as before.
+// the line alone, as is a redacted version's (its line then keeps the entry's digest, `"red"`).
+// A file without the line (history off) is an entry as before.
 //
 //   agentmem-version {"f":2,"seq":3,"op":"update","at":"2026-12-01T08:00:00.000Z",...}\n
 //   ---\n
@@ -17,7 +18,8 @@ import {
   isChainHash,
   type StoredFields,
 } from "../../store/chain.ts";
-import type { Version } from "../../store/types.ts";
+import type { Redaction, Version } from "../../store/types.ts";
+import type { EntryDigest } from "../../store/chain.ts";
 
 const PREFIX = "agentmem-version ";
 const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
@@ -35,7 +37,12 @@ export interface VersionRecord extends Omit<ChainFields, "key" | "seq"> {
   readonly prev: string;
   /** This version's hash: chainHash(prev, fields, entry bytes). */
   readonly hash: string;
+  /** Set when the version was redacted: the digest of the entry it held, and who, when, why. */
+  readonly redacted?: RedactedEntry | undefined;
 }
+
+/** What a redacted version's line keeps of its entry, and the redaction. */
+export interface RedactedEntry extends EntryDigest, Redaction {}
 
 /** A new version's record before its hash is known (always written in format 2). */
 export type RecordFields = Omit<VersionRecord, "hash" | "format">;
@@ -54,7 +61,17 @@ export function encodeVersion(
   const { key: _key, ...fields } = version;
   const hash = chainHash(fields.prev, version, entry, CHAIN_FORMAT);
   const record: VersionRecord = { ...fields, format: CHAIN_FORMAT, hash };
-  const line = ENCODER.encode(
+  const line = recordLine(record);
+  const bytes = new Uint8Array(line.length + entry.length);
+  bytes.set(line);
+  bytes.set(entry, line.length);
+  return { record, bytes };
+}
+
+/** The line of `record` (a redacted one keeps its digest and redaction in it). */
+export function recordLine(record: VersionRecord): Uint8Array {
+  const red = record.redacted;
+  return ENCODER.encode(
     PREFIX + JSON.stringify({
       f: CHAIN_FORMAT,
       seq: record.seq,
@@ -67,12 +84,17 @@ export function encodeVersion(
       tainted: record.tainted,
       prev: record.prev,
       hash: record.hash,
+      ...(red === undefined ? {} : {
+        red: {
+          sha256: red.sha256,
+          len: red.length,
+          at: red.at,
+          ...(red.actor === undefined ? {} : { actor: red.actor }),
+          reason: red.reason,
+        },
+      }),
     }) + "\n",
   );
-  const bytes = new Uint8Array(line.length + entry.length);
-  bytes.set(line);
-  bytes.set(entry, line.length);
-  return { record, bytes };
 }
 
 /** Whether `bytes` start with a record line (a damaged one included). */
@@ -113,6 +135,8 @@ function checkRecord(raw: unknown): VersionRecord {
   if (typeof r.tainted !== "boolean") throw bad("tainted");
   if (!isChainHash(r.prev)) throw bad("prev");
   if (!isChainHash(r.hash)) throw bad("hash");
+  const redacted = r.red === undefined ? undefined : checkRedacted(r.red);
+  if (redacted === "bad" || (redacted !== undefined && r.f !== 2)) throw bad("red");
   return {
     format: r.f === 2 ? 2 : 1,
     seq: r.seq as number,
@@ -125,6 +149,23 @@ function checkRecord(raw: unknown): VersionRecord {
     tainted: r.tainted,
     prev: r.prev,
     hash: r.hash,
+    ...(redacted === undefined ? {} : { redacted }),
+  };
+}
+
+function checkRedacted(raw: unknown): RedactedEntry | "bad" {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return "bad";
+  const r = raw as Record<string, unknown>;
+  if (!isChainHash(r.sha256) || !Number.isSafeInteger(r.len) || (r.len as number) < 0) return "bad";
+  if (typeof r.at !== "string" || Number.isNaN(Date.parse(r.at))) return "bad";
+  if (r.actor !== undefined && typeof r.actor !== "string") return "bad";
+  if (typeof r.reason !== "string") return "bad";
+  return {
+    sha256: r.sha256,
+    length: r.len as number,
+    at: r.at,
+    ...(r.actor === undefined ? {} : { actor: r.actor as string }),
+    reason: r.reason,
   };
 }
 
@@ -134,6 +175,11 @@ export function hashMatches(
   entry: Uint8Array,
 ): boolean {
   const { key, record } = version;
+  // A redacted version holds no entry: its hash is checked against the digest its line keeps.
+  if (record.redacted !== undefined) {
+    return entry.length === 0 &&
+      chainHash(record.prev, { ...record, key }, record.redacted, 2) === record.hash;
+  }
   return chainHash(record.prev, { ...record, key }, entry, record.format) === record.hash;
 }
 
@@ -150,6 +196,13 @@ export function toVersion(key: string, r: VersionRecord, description?: string): 
     via: r.via,
     ...(r.callId === undefined ? {} : { callId: r.callId }),
     tainted: r.tainted,
+    ...(r.redacted === undefined ? {} : {
+      redacted: {
+        at: r.redacted.at,
+        ...(r.redacted.actor === undefined ? {} : { actor: r.redacted.actor }),
+        reason: r.redacted.reason,
+      },
+    }),
   };
 }
 

@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import { NotFoundError } from "../../store/errors.ts";
 import { parseEntry } from "../../store/serialize.ts";
-import type { Entry, HistoryProblem, Version } from "../../store/types.ts";
+import type { Entry, HistoryProblem, Redaction, Version } from "../../store/types.ts";
 import type { Evidence, KeyEvidence, Listed } from "../../store/backend.ts";
 import { quote } from "../../store/text.ts";
 import { toVersion } from "./envelope.ts";
@@ -60,6 +60,17 @@ export function entryAt(h: HistoryRoot, key: string, revision: string): Entry {
         `[memory:file] Cannot read version ${revision} of memory ${
           quote(key)
         }: it is not kept (never written, or pruned); history() lists the revisions there are`,
+        { key },
+      );
+    }
+    const red = found.record!.redacted;
+    if (red !== undefined) {
+      throw new NotFoundError(
+        `[memory:file] Cannot read version ${revision} of memory ${
+          quote(key)
+        }: it was redacted at ${red.at}${red.actor === undefined ? "" : ` by ${red.actor}`} (${
+          quote(red.reason)
+        }): its description and content are gone`,
         { key },
       );
     }
@@ -146,6 +157,7 @@ export function evidenceOf(h: HistoryRoot): Evidence {
     const notes: string[] = [];
     let format1 = 0;
     let format1Keys = 0;
+    const redacted: string[] = [];
     const legacy: string[] = [];
     const expired = hd === undefined ? new Map() : h.expired.read(hd).byKey;
     const damagedLines = hd === undefined ? 0 : h.expired.read(hd).damaged;
@@ -165,6 +177,10 @@ export function evidenceOf(h: HistoryRoot): Evidence {
         format1Keys++;
       }
       if (kh.legacyCut) legacy.push(key);
+      for (const f of kh.chain) {
+        const red = f.record?.redacted;
+        if (red !== undefined) redacted.push(redactionNote(key, f.seq, red));
+      }
       keys.push(keyEvidence(kh));
     }
     if (format1 > 0) {
@@ -179,10 +195,23 @@ export function evidenceOf(h: HistoryRoot): Evidence {
         }) had old versions pruned before retention records existed: a truncation there cannot be told from retention`,
       );
     }
+    if (redacted.length > 0) {
+      notes.push(
+        `${redacted.length} versions are redacted (their description and content removed; each still verifies from the digest its record keeps): ${
+          redacted.slice(0, 5).join("; ")
+        }${redacted.length > 5 ? "; …" : ""}`,
+      );
+    }
     keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return { within: "", keys, problems, notes };
   });
+}
+
+function redactionNote(key: string, seq: number, red: Redaction): string {
+  return `${quote(key)} version ${seq} at ${red.at}${
+    red.actor === undefined ? "" : ` by ${red.actor}`
+  } (${quote(red.reason)})`;
 }
 
 function keyEvidence(kh: KeyHistory): KeyEvidence {

@@ -88,6 +88,15 @@ class FileReview implements ReviewOps {
     if (remove(this.#path("p", id))) await this.#flush();
   }
 
+  async drop(id: string, call: Call): Promise<void> {
+    if (!this.#there()) return;
+    await withLock(this.#lock(id), "", call.signal, () => {
+      remove(this.#path("p", id));
+      remove(this.#path("d", id));
+    });
+    await this.#flush();
+  }
+
   // deno-lint-ignore require-await
   async get(id: string) {
     if (!this.#there()) return undefined;

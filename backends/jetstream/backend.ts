@@ -23,6 +23,7 @@ import { isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
 import { jetStreamReview } from "./proposals.ts";
+import { redactJetStream } from "./redact.ts";
 import { JetStreamSidecar } from "./sidecar.ts";
 
 const ENCODER = new TextEncoder();
@@ -46,6 +47,7 @@ export class JetStreamBackend implements BackendOps {
       index: (call) => this.#list(call, true),
       readLatest: (key, call) => this.#read(key, { call, withVersion: true }),
       review: jetStreamReview(this.#h),
+      redact: (key, o, call) => redactJetStream(this.#h, keeper.target, { key, o }, call),
     };
   }
 

@@ -185,8 +185,18 @@ export function keptVersions(
 
 /** The public view of a kept version. */
 export function versionOf(h: KeyHistory, v: Packed): Version {
-  const description = v.record!.op === "delete" ? undefined : headerDescription(v.entry, h.key);
-  return toVersion({ key: h.key, revision: v.rev, at: v.at, description }, v.record!);
+  const red = v.redacted;
+  const description = v.record!.op === "delete" || red !== undefined
+    ? undefined
+    : headerDescription(v.entry, h.key);
+  const version = toVersion({ key: h.key, revision: v.rev, at: v.at, description }, v.record!);
+  if (red === undefined) return version;
+  const redacted = {
+    at: red.at,
+    ...(red.actor === undefined ? {} : { actor: red.actor }),
+    reason: red.reason,
+  };
+  return { ...version, redacted };
 }
 
 /** What a history read skipped: the damaged and foreign records of `h`. */
@@ -216,6 +226,17 @@ export function entryOf(
       { key: o.key },
     );
   }
+  const red = v.redacted;
+  if (red !== undefined) {
+    throw new NotFoundError(
+      `${PREFIX} Cannot read version ${o.revision} of memory ${
+        quote(o.key)
+      }: it was redacted at ${red.at}${red.actor === undefined ? "" : ` by ${red.actor}`} (${
+        quote(red.reason)
+      }): its description and content are gone`,
+      { key: o.key },
+    );
+  }
   return parseEntry(v.entry, o.key);
 }
 
@@ -225,6 +246,7 @@ export function evidenceOf(t: HistoryTarget, all: readonly KeyHistory[]): Eviden
   const problems: HistoryProblem[] = [];
   let format1 = 0;
   let writerTimes = false;
+  const redacted: string[] = [];
   for (const h of all) {
     const versions = new Map<string, string>();
     let head: KeyEvidence["head"];
@@ -244,8 +266,25 @@ export function evidenceOf(t: HistoryTarget, all: readonly KeyHistory[]): Eviden
     problems.push(...verifyKey(h));
     format1 += h.format1;
     writerTimes ||= h.writerTimes;
+    for (const v of heldItems(h)) {
+      const red = v.redacted;
+      if (red === undefined) continue;
+      redacted.push(
+        `${quote(h.key)} version ${v.rev} at ${red.at}${
+          red.actor === undefined ? "" : ` by ${red.actor}`
+        } (${quote(red.reason)})`,
+      );
+    }
   }
-  return { within: t.namePrefix, keys, problems, notes: notesOf({ format1, writerTimes }) };
+  const notes = notesOf({ format1, writerTimes });
+  if (redacted.length > 0) {
+    notes.push(
+      `${redacted.length} versions are redacted (their description and content removed; each still verifies from the digest its record keeps): ${
+        redacted.slice(0, 5).join("; ")
+      }${redacted.length > 5 ? "; …" : ""}`,
+    );
+  }
+  return { within: t.namePrefix, keys, problems, notes };
 }
 
 function notesOf(o: { readonly format1: number; readonly writerTimes: boolean }): string[] {

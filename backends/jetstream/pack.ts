@@ -7,7 +7,8 @@
 
 import type { MsgHdrs } from "@nats-io/nats-core";
 import { isChainHash } from "../../store/chain.ts";
-import type { Version } from "../../store/types.ts";
+import type { Redaction, Version } from "../../store/types.ts";
+import type { EntryDigest } from "../../store/chain.ts";
 import { readRecord, setRecord, type VersionRecord } from "./provenance.ts";
 
 /** The headers of the history stream's messages. */
@@ -57,6 +58,11 @@ export interface Packed {
   readonly entry: Uint8Array;
   /** Whether it is a delete marker (with a record or without: a raw KV delete). */
   readonly marker: boolean;
+  /**
+   * Set when the version was redacted (redact.ts): its entry is gone, and this keeps the entry's
+   * digest (which its hash covers) and who, when and why.
+   */
+  readonly redacted?: (EntryDigest & Redaction) | undefined;
 }
 
 /** Where a key's chain stands. */
@@ -115,28 +121,7 @@ export function encodePack(
   versions: readonly Packed[],
   o: { readonly before: KeyState; readonly headers: () => MsgHdrs },
 ): { data: Uint8Array; headers: MsgHdrs; state: KeyState } {
-  const parts: Uint8Array[] = [];
-  for (const v of versions) {
-    const h: Record<string, string> = {};
-    if (v.record !== undefined) {
-      setRecord({ set: (k: string, value: string) => (h[k] = value) }, v.record);
-    }
-    const line = JSON.stringify({
-      rev: v.rev,
-      at: v.at,
-      len: v.entry.length,
-      h,
-      ...(v.marker ? { del: true } : {}),
-      ...(v.damaged === undefined ? {} : { damaged: v.damaged }),
-    });
-    parts.push(ENCODER.encode(line + "\n"), v.entry);
-  }
-  const data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    data.set(p, at);
-    at += p.length;
-  }
+  const data = packData(versions);
   const recorded = versions.filter((v) => v.record !== undefined);
   const newest = recorded.at(-1)?.record;
   const lastAt = versions.at(-1)?.at ?? "";
@@ -152,12 +137,54 @@ export function encodePack(
     oldestAt: before.oldestAt ?? lastAt,
   };
   const h = o.headers();
-  h.set(PACK.kind, "2");
-  h.set(PACK.from, String(versions[0]?.rev ?? 0));
-  h.set(PACK.lastAt, lastAt);
-  h.set(PACK.count, String(recorded.length));
+  packHeaders(h, versions);
   setState(h, state);
   return { data, headers: h, state };
+}
+
+/** The value of a pack of `versions` (oldest first): a line each, then its entry's bytes. */
+export function packData(versions: readonly Packed[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const v of versions) {
+    const h: Record<string, string> = {};
+    if (v.record !== undefined) {
+      setRecord({ set: (k: string, value: string) => (h[k] = value) }, v.record);
+    }
+    const red = v.redacted;
+    const line = JSON.stringify({
+      rev: v.rev,
+      at: v.at,
+      len: v.entry.length,
+      h,
+      ...(v.marker ? { del: true } : {}),
+      ...(v.damaged === undefined ? {} : { damaged: v.damaged }),
+      ...(red === undefined ? {} : {
+        red: {
+          sha256: red.sha256,
+          len: red.length,
+          at: red.at,
+          ...(red.actor === undefined ? {} : { actor: red.actor }),
+          reason: red.reason,
+        },
+      }),
+    });
+    parts.push(ENCODER.encode(line + "\n"), v.entry);
+  }
+  const data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    data.set(p, at);
+    at += p.length;
+  }
+  return data;
+}
+
+/** Sets the headers that describe a pack of `versions` (oldest first) on `h`. */
+export function packHeaders(h: MsgHdrs, versions: readonly Packed[]): void {
+  h.set(PACK.kind, "2");
+  h.set(PACK.from, String(versions[0]?.rev ?? 0));
+  h.set(PACK.lastAt, versions.at(-1)?.at ?? "");
+  h.set(PACK.count, String(versions.filter((v) => v.record !== undefined).length));
 }
 
 /**
@@ -196,7 +223,8 @@ function expiredState(cut: CutRecord): KeyState {
   };
 }
 
-function setState(h: MsgHdrs, s: KeyState): void {
+/** Sets the headers of the key's state after a message on `h`. */
+export function setState(h: MsgHdrs, s: KeyState): void {
   h.set(PACK.to, String(s.to));
   if (s.tip !== undefined) h.set(PACK.tip, `${s.tip.seq} ${s.tip.hash} ${s.tip.op ?? "-"}`);
   if (s.cut !== undefined) h.set(PACK.cut, `${s.cut.rev} ${s.cut.seq} ${s.cut.hash}`);
@@ -303,6 +331,10 @@ export function decodePack(data: Uint8Array, format: 1 | 2): Packed[] {
       get: (name) => String(fields[name] ?? ""),
     });
     const entry = data.slice(end + 1, end + 1 + (len as number));
+    const redacted = redactedOf(raw.red);
+    if (redacted === "bad" || (redacted !== undefined && (len as number) > 0)) {
+      throw new Error("a packed version's redaction is damaged");
+    }
     out.push({
       rev: rev as number,
       at: raw.at,
@@ -313,8 +345,25 @@ export function decodePack(data: Uint8Array, format: 1 | 2): Packed[] {
         : undefined,
       entry,
       marker: raw.del === true || (read.record?.op === "delete"),
+      ...(redacted === undefined ? {} : { redacted }),
     });
     at = end + 1 + (len as number);
   }
   return out;
+}
+
+function redactedOf(raw: unknown): (EntryDigest & Redaction) | undefined | "bad" {
+  if (raw === undefined) return undefined;
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return "bad";
+  const r = raw as Record<string, unknown>;
+  if (!isChainHash(r.sha256) || !Number.isSafeInteger(r.len) || (r.len as number) < 0) return "bad";
+  if (typeof r.at !== "string" || typeof r.reason !== "string") return "bad";
+  if (r.actor !== undefined && typeof r.actor !== "string") return "bad";
+  return {
+    sha256: r.sha256,
+    length: r.len as number,
+    at: r.at,
+    ...(r.actor === undefined ? {} : { actor: r.actor as string }),
+    reason: r.reason,
+  };
 }

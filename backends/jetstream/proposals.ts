@@ -111,6 +111,14 @@ class JetStreamReview implements ReviewOps {
     });
   }
 
+  drop(id: string, call: Call): Promise<void> {
+    return this.#h.run({ op: "delete", key: undefined, call }, async () => {
+      for (const state of ["p", "d"] as const) {
+        await this.#h.c.jsm.streams.purge(this.#stream, { filter: this.#subject(state, id) });
+      }
+    });
+  }
+
   withdraw(id: string, call: Call): Promise<void> {
     return this.#h.run({ op: "create", key: undefined, call }, async () => {
       await this.#h.c.jsm.streams.purge(this.#stream, { filter: this.#subject("p", id) });

@@ -9,6 +9,7 @@ import {
   badChainField,
   type ChainFields,
   chainHash,
+  type EntryDigest,
   GENESIS,
   isChainHash,
 } from "../../store/chain.ts";
@@ -187,10 +188,12 @@ export function readRecord(h: HeaderSource | undefined): ReadRecord {
  */
 export function hashMatches(
   r: VersionRecord,
-  v: { readonly name: string; readonly entry: Uint8Array },
+  v: { readonly name: string; readonly entry: Uint8Array | EntryDigest },
 ): boolean {
   const { name, entry } = v;
   if (r.format === 2) return chainHash(r.prev, { ...r, key: name }, entry, 2) === r.hash;
+  // Format 1 covers the bytes themselves: a digest alone proves nothing.
+  if (!(entry instanceof Uint8Array)) return false;
   const dot = name.indexOf(".");
   const names = dot < 0 ? [name] : [name, name.slice(dot + 1)];
   return names.some((key) => chainHash(r.prev, { ...r, key }, entry, 1) === r.hash);

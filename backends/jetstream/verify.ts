@@ -76,7 +76,7 @@ export function verifyKey(h: KeyHistory): HistoryProblem[] {
       rawMarker ||= v.marker;
       continue;
     }
-    if (!hashMatches(r, { name: h.name, entry: v.entry })) {
+    if (!hashMatches(r, { name: h.name, entry: v.redacted ?? v.entry })) {
       problem("edited", {
         reason: "the version's bytes do not match its hash (edited by hand?)",
         at: v.rev,

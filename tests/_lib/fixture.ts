@@ -15,6 +15,12 @@ export interface Fixture {
    * (`review`, say). Without it, the cases that need it do not run.
    */
   readonly reopen?: (options: ReopenOptions) => Promise<Store>;
+  /**
+   * Where the store's raw storage (every file of the directory, every message of the bucket's
+   * streams) holds `marker`, by name; none when nowhere. Without it, the redaction cases do not
+   * run.
+   */
+  readonly rawHits?: (marker: string) => Promise<string[]>;
   /** Whether the store enforces read-before-update (set by the suite). */
   readonly enforcesReadBeforeUpdate?: boolean;
 }

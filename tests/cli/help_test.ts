@@ -167,9 +167,16 @@ Deno.test({
       examples.push(...examplesOf((await cli(t.path, [...name.split(" "), "--help"])).stdout));
     }
     // The write first (the others read what it wrote), a restore after the revert's dry run
-    // (which the restore's write would make a conflict), the delete last.
-    const order = ["agentmem write", "agentmem restore", "agentmem delete"];
-    const rank = (e: string) => [0, 2, 3][order.findIndex((p) => e.startsWith(p))] ?? 1;
+    // (which the restore's write would make a conflict), a redaction of the version the restore
+    // wrote over, the delete, and the purge of what the delete left last.
+    const order = [
+      "agentmem write",
+      "agentmem restore",
+      "agentmem redact",
+      "agentmem delete",
+      "agentmem purge",
+    ];
+    const rank = (e: string) => [0, 2, 3, 4, 5][order.findIndex((p) => e.startsWith(p))] ?? 1;
     examples.sort((a, b) => rank(a) - rank(b));
     let run = "";
     let revision = "";

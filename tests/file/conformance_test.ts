@@ -1,6 +1,7 @@
 import { type FileStoreOptions, openFileStore } from "../../mod.ts";
 import { conformance, type Fixture } from "../conformance.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
+import { fileHits } from "../_lib/raw_hits.ts";
 
 // A fresh directory per case, opened with `options`; the peer is a second handle on it.
 function opener(prefix: string, options: Omit<FileStoreOptions, "dir"> = {}) {
@@ -11,6 +12,7 @@ function opener(prefix: string, options: Omit<FileStoreOptions, "dir"> = {}) {
       store: await openFileStore({ dir, ...options }),
       peer: () => openFileStore({ dir, ...options }),
       reopen: (more) => openFileStore({ dir, ...options, ...more }),
+      rawHits: (marker) => fileHits(dir, marker),
       plant: (key, bytes) => Deno.writeFile(`${dir}/${key}.md`, bytes),
       cleanup: () => tmp[Symbol.asyncDispose](),
     };

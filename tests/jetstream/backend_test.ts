@@ -27,6 +27,7 @@ import {
 } from "../../mod.ts";
 import { conformance } from "../conformance.ts";
 import { BUCKET, natsFixture } from "../_lib/jetstream_fixture.ts";
+import { streamHits } from "../_lib/raw_hits.ts";
 import { natsConnect, needsNats, startNatsServer } from "../_lib/nats_server.ts";
 
 const NATS = needsNats();
@@ -55,6 +56,7 @@ for (const history of [true, false]) {
         store: await f.open(),
         peer: () => f.open(),
         reopen: (more) => f.open(more),
+        rawHits: (marker) => streamHits(f.nc, BUCKET, marker),
         plant: async (key, bytes) => void await f.kv.put(`run.${key}`, bytes),
         cleanup: () => f.cleanup(),
       };
