@@ -33,7 +33,7 @@ Deno.bench({
   name: "withLock() uncontended, around nothing",
   group: "lock",
   fn: async () => {
-    await withLock(path, "k", undefined, noop);
+    await withLock({ path, key: "k", signal: undefined }, noop);
   },
 });
 

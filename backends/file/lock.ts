@@ -70,12 +70,10 @@ export function isLockName(name: string): boolean {
 
 /** Runs `fn` (synchronous) under the lock at `path`; see the top of this file. */
 export async function withLock<T>(
-  path: string,
-  key: string,
-  signal: AbortSignal | undefined,
+  at: { readonly path: string; readonly key: string; readonly signal: AbortSignal | undefined },
   fn: () => T,
 ): Promise<T> {
-  const lock = await acquire(path, key, signal);
+  const lock = await acquire(at.path, at);
   try {
     return fn();
   } finally {
@@ -92,10 +90,9 @@ export async function withLock<T>(
  */
 export async function acquire(
   path: string,
-  key: string,
-  signal?: AbortSignal,
-  depth = 0,
+  o: { readonly key: string; readonly signal?: AbortSignal | undefined; readonly depth?: number },
 ): Promise<HeldLock> {
+  const { key, signal, depth = 0 } = o;
   const giveUp = Date.now() + LOCK_WAIT_MS;
   const mine = prepare(path);
   let linked = false;
@@ -155,7 +152,7 @@ export async function tryAcquire(
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), ms);
   try {
-    return await acquire(path, key, stop.signal);
+    return await acquire(path, { key, signal: stop.signal });
   } catch {
     return undefined;
   } finally {
@@ -268,7 +265,7 @@ async function breakLock(
     .update(`${dead.file.dev}:${dead.file.ino}:${dead.content}`)
     .digest("hex")
     .slice(0, 12);
-  const right = await acquire(`${path}.b${hash}`, key, signal, depth + 1);
+  const right = await acquire(`${path}.b${hash}`, { key, signal, depth: depth + 1 });
   try {
     // Only the holder of the break-lock for this file removes it, and only while the name still
     // holds this very file: a lock taken since is another file (or the same inode reused, with

@@ -90,7 +90,7 @@ class FileReview implements ReviewOps {
 
   async drop(id: string, call: Call): Promise<void> {
     if (!this.#there()) return;
-    await withLock(this.#lock(id), "", call.signal, () => {
+    await withLock({ path: this.#lock(id), key: "", signal: call.signal }, () => {
       remove(this.#path("p", id));
       remove(this.#path("d", id));
     });
@@ -163,20 +163,23 @@ class FileReview implements ReviewOps {
     const bytes = encodeProposal({ proposal: decided });
     const staged = await this.#stage(bytes);
     try {
-      const mine = await withLock(this.#lock(id), decided.key, call.signal, () => {
-        const held = this.#read("p", id);
-        if (held === undefined || typeof held === "string" || held.claim?.token !== claim.token) {
-          return false;
-        }
-        try {
-          link(staged, this.#path("d", id));
-        } catch (e) {
-          // Decided already (a taker finished it): that decision stands.
-          if (errorKind(e) !== "EEXIST") throw e;
-        }
-        remove(pending);
-        return true;
-      });
+      const mine = await withLock(
+        { path: this.#lock(id), key: decided.key, signal: call.signal },
+        () => {
+          const held = this.#read("p", id);
+          if (held === undefined || typeof held === "string" || held.claim?.token !== claim.token) {
+            return false;
+          }
+          try {
+            link(staged, this.#path("d", id));
+          } catch (e) {
+            // Decided already (a taker finished it): that decision stands.
+            if (errorKind(e) !== "EEXIST") throw e;
+          }
+          remove(pending);
+          return true;
+        },
+      );
       if (!mine) {
         throw new NotFoundError(
           `[memory:file] Cannot decide proposal ${quote(id)}: another operator took it over`,
@@ -211,7 +214,7 @@ class FileReview implements ReviewOps {
       if (done.next === undefined) return done.result;
       const staged = await this.#stage(encodeProposal(done.next));
       try {
-        const placed = await withLock(this.#lock(id), key, call.signal, () => {
+        const placed = await withLock({ path: this.#lock(id), key, signal: call.signal }, () => {
           const now = this.#read("p", id);
           if (now === undefined || typeof now === "string") return "gone";
           if (!sameClaim(now.claim, seen.claim)) return "changed";
@@ -232,7 +235,7 @@ class FileReview implements ReviewOps {
 
   // Removes an expired record (a pending one only when no live claim holds it).
   async #expire(state: "p" | "d", id: string, key: string, before: number): Promise<void> {
-    await withLock(this.#lock(id), key, undefined, () => {
+    await withLock({ path: this.#lock(id), key, signal: undefined }, () => {
       const held = this.#read(state, id);
       if (held === undefined || typeof held === "string") return;
       if (held.claim !== undefined && held.claim.at >= before) return;

@@ -46,7 +46,7 @@ export async function redactFile(
   o: RedactRequest,
   call: Call,
 ): Promise<void> {
-  const lock = await acquire(lockPath(r.root, key), key, call.signal);
+  const lock = await acquire(lockPath(r.root, key), { key, signal: call.signal });
   try {
     const hd = openDir(r.root, HISTORY_DIR);
     const kd = hd === undefined ? undefined : openDir(hd, key);

@@ -149,7 +149,7 @@ export class Writer {
   }
 
   #lock({ key, call }: WriteRequest): Promise<HeldLock> {
-    return acquire(lockPath(this.#c.root, key), key, call.signal);
+    return acquire(lockPath(this.#c.root, key), { key, signal: call.signal });
   }
 
   async #attempt(a: Attempt): Promise<Written | "retry"> {

@@ -13,7 +13,7 @@ const [mode, path = "", key = "k"] = process.argv.slice(2);
 const say = (r: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(r)}\n`);
 
 if (mode === "hold") {
-  const lock = await acquire(path, key);
+  const lock = await acquire(path, { key });
   say({ t: "locked", content: lock.content, token: selfToken() });
   setInterval(() => {}, 1 << 30); // held until this process is killed
 } else if (mode === "token") {

@@ -81,12 +81,12 @@ test("inspect() waits on a lock without content while it is young and calls it d
 test("a wait for a held lock ends as soon as its signal aborts, and takes nothing", () =>
   withDir(async (dir) => {
     const path = lockPath(dir, "k");
-    const held = await acquire(path, "k");
+    const held = await acquire(path, { key: "k" });
     try {
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 50);
       const started = performance.now();
-      await assert.rejects(acquire(path, "k", ac.signal), /the call was aborted/);
+      await assert.rejects(acquire(path, { key: "k", signal: ac.signal }), /the call was aborted/);
       // Without the abort it would wait LOCK_WAIT_MS (10 s). The bound leaves room for a loaded
       // machine, which can fire the abort's own timer a few hundred ms late.
       const ms = performance.now() - started;
@@ -106,14 +106,17 @@ test("a lock whose holder another pid namespace wrote is waited for and never br
     const content = `${pid}-${start}-ffffffff 0123456789ab p`;
     await Deno.writeTextFile(path, content);
     assert.deepEqual(inspect(path), { state: "unknown", why: "another pid namespace" });
-    await assert.rejects(acquire(path, "k", AbortSignal.timeout(200)), /the call was aborted/);
+    await assert.rejects(
+      acquire(path, { key: "k", signal: AbortSignal.timeout(200) }),
+      /the call was aborted/,
+    );
     assert.equal(await Deno.readTextFile(path), content);
   }));
 
 test("release() removes only its own lock: a name replaced meanwhile stays", () =>
   withDir(async (dir) => {
     const path = lockPath(dir, "k");
-    const held = await acquire(path, "k");
+    const held = await acquire(path, { key: "k" });
     await Deno.writeTextFile(`${dir}/other`, "someone else's");
     await Deno.rename(`${dir}/other`, path);
     release(held);

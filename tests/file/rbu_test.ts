@@ -61,7 +61,7 @@ fileTest(
 async function lockedKey(dir: string, options: { history?: boolean; readBeforeUpdate?: boolean }) {
   const store = await openFileStore({ dir, ...options });
   await store.create("k", "d", "v1");
-  return { store, lock: await acquire(lockPath(dir, "k"), "k") };
+  return { store, lock: await acquire(lockPath(dir, "k"), { key: "k" }) };
 }
 
 // The same with readBeforeUpdate, and "k" read into a scope (a read takes no lock).
