@@ -47,6 +47,10 @@ Deno.test("serve: redact a version and purge a memory through the pages' forms; 
   assert.match(after, /redacted at <time[^>]*>[^<]*<\/time> by operator: a secret/);
   assert.doesNotMatch(after, /redact\?rev=1|restore\?rev=1/);
   assert.match(await s.page("/memory/user.prefs/version/1"), /description and content are gone/);
+  assert.match(
+    await s.page("/log?key=user.prefs"),
+    /redacted at <time[^>]*>[^<]*<\/time> by operator/,
+  );
   assert.match(await s.page("/memory/user.prefs/diff?from=1&to=2"), /revision 1 \(redacted\)/);
   assert.match(await s.page("/memory/user.prefs/redact?rev=1"), /It was redacted already/);
   assert.doesNotMatch(await s.page("/memory/user.prefs/redact?rev=2"), /method="post"/);
