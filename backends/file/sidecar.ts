@@ -77,7 +77,8 @@ export class FileSidecar implements SidecarOps {
     }
     try {
       if (!fs.fstatSync(old).isFile()) return;
-      const records = parse(readFile(path));
+      // The very file the descriptor holds, which is the one cleared below.
+      const records = parse(new Uint8Array(fs.readFileSync(old)));
       if (!records.delete(key)) return;
       replace(path, records);
       fs.ftruncateSync(old, 0);

@@ -4,24 +4,11 @@
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
+import { holds } from "./file_hits.ts";
+
+export { fileHits } from "./file_hits.ts";
 
 const ENCODER = new TextEncoder();
-
-/** Every file under `dir` (recursively, dot names included) whose bytes hold `marker`. */
-export async function fileHits(dir: string, marker: string | Uint8Array): Promise<string[]> {
-  const want = typeof marker === "string" ? ENCODER.encode(marker) : marker;
-  const out: string[] = [];
-  const walk = async (path: string, rel: string) => {
-    for await (const e of Deno.readDir(path)) {
-      const p = `${path}/${e.name}`;
-      const r = rel === "" ? e.name : `${rel}/${e.name}`;
-      if (e.isDirectory) await walk(p, r);
-      else if (e.isFile && holds(await Deno.readFile(p), want)) out.push(r);
-    }
-  };
-  await walk(dir, "");
-  return out.sort();
-}
 
 /** Every message of `bucket`'s streams (the bucket's, its history's, review's, sidecar's) holding it. */
 export async function streamHits(
@@ -45,12 +32,4 @@ export async function streamHits(
     }
   }
   return out;
-}
-
-function holds(bytes: Uint8Array, want: Uint8Array): boolean {
-  outer: for (let i = 0; i + want.length <= bytes.length; i++) {
-    for (let j = 0; j < want.length; j++) if (bytes[i + j] !== want[j]) continue outer;
-    return true;
-  }
-  return false;
 }
