@@ -3,10 +3,10 @@
 // entry (`file-bodies`), one `kv.watch()` pass (`jetstream-watch`) and the naive listing,
 // `kv.keys()` then one `kv.get()` per key (`jetstream-keys-get`).
 
-import { type KV, Kvm } from "@nats-io/kv";
+import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { validateKey } from "../mod.ts";
-import { needNats, openStore } from "./_location.ts";
+import { kvm, needNats, openStore } from "./_location.ts";
 import type { Command, ListMethod, Location } from "./_protocol.ts";
 import { rawList, rawRead } from "./_raw.ts";
 
@@ -41,7 +41,7 @@ async function lister(method: ListMethod, location: Location, nc: NatsConnection
   if (method === "file-bodies") {
     return () => Promise.resolve([...Deno.readDirSync(dir)].filter(whole).length);
   }
-  const kv = await new Kvm(needNats(nc)).open(location.bucket as string);
+  const kv = await kvm(needNats(nc)).open(location.bucket as string);
   await kv.status();
   return method === "jetstream-watch" ? () => watchPass(kv) : () => keysThenGets(kv);
 }

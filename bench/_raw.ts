@@ -8,9 +8,9 @@
 
 import { existsSync } from "node:fs";
 import { JetStreamApiError } from "@nats-io/jetstream";
-import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { type Entries, retrying, type Target, unless } from "./_target.ts";
+import { kvm } from "./_location.ts";
 
 const DECODER = new TextDecoder();
 const HEAD_BYTES = 1024;
@@ -129,7 +129,7 @@ const isWrongLastSequence = (e: unknown) => e instanceof JetStreamApiError && e.
 
 /** The floor over `bucket`, on the worker's connection. */
 export async function jetStreamRawTarget(nc: NatsConnection, bucket: string, entries: Entries) {
-  const kv = await new Kvm(nc).open(bucket);
+  const kv = await kvm(nc).open(bucket);
   await kv.status(); // bind now, as the library does at construction
   const revisions = new Map<string, number>();
   const readInto = async (key: string) => {

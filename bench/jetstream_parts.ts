@@ -1,13 +1,12 @@
 // Jetstream single-process rows: what a create is made of, each part timed next to the others key
 // by key (the floor's create alone; the floor with what the library adds, an exact count and the
-// read of what a new version chains to beside it, then the create; the library's create), and an
-// update of a key with 5,000 versions against one with 5.
+// read of what a new version chains to beside it, then the create; the library's create); an
+// update of a key with 5,000 versions against one with 5; what a delete and a read are made of.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { Kvm } from "@nats-io/kv";
 import type { Locations } from "./_location.ts";
-import { openStore } from "./_location.ts";
+import { kvm, openStore } from "./_location.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { Scope } from "../mod.ts";
 import { entriesOf } from "./_target.ts";
@@ -38,7 +37,7 @@ export async function createPartsSection(o: {
     await using location = await o.locations.fresh("jetstream");
     const bucket = location.bucket as string;
     const store = await openStore(location, nc);
-    const kv = await new Kvm(nc).open(bucket);
+    const kv = await kvm(nc).open(bucket);
     const calls: Record<string, (key: string) => Promise<unknown>> = {
       "library create": (key) => store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent),
       "raw create": (key) => kv.create(`r${key}`, ENTRIES.createBytes),
@@ -156,7 +155,7 @@ export async function deletePartsSection(o: {
     await using location = await o.locations.fresh("jetstream");
     const bucket = location.bucket as string;
     const store = await openStore(location, nc, true);
-    const kv = await new Kvm(nc).open(bucket);
+    const kv = await kvm(nc).open(bucket);
     const scope = new Scope();
     const keys = Array.from({ length: n }, (_, i) => `d${i}`);
     for (const key of keys) {
@@ -211,5 +210,59 @@ export async function deletePartsSection(o: {
     unit: "µs/op",
     values,
     ratio: { of: "library delete / raw delete", ...spread },
+  };
+}
+
+/**
+ * What a jetstream read is made of, in one process, key by key in turn: the floor (`kv.get`), the
+ * one request the library makes for it (a direct get of the subject's last message, which reads
+ * the server's latest write, as `kv.get` does), and the library's read through the store with a
+ * run's scope (validation, the entry's parse, the revision and taint the scope records).
+ */
+export async function readPartsSection(o: {
+  readonly quick: boolean;
+  readonly trials: number;
+  readonly locations: Locations;
+  readonly nc?: NatsConnection | undefined;
+}): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const jsm = await jetstreamManager(nc);
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    await using location = await o.locations.fresh("jetstream");
+    const bucket = location.bucket as string;
+    const store = await openStore(location, nc);
+    const kv = await kvm(nc).open(bucket);
+    const scope = new Scope();
+    const keys = Array.from({ length: o.quick ? 30 : 300 }, (_, i) => `k${i}`);
+    for (const key of keys) await store.create(key, DESCRIPTION, ENTRIES.createContent, { scope });
+    const calls: Record<string, (key: string) => Promise<unknown>> = {
+      "library read": (key) => store.read(key, { scope }),
+      "kv.get": (key) => kv.get(key),
+      "direct get": (key) =>
+        jsm.direct.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.${key}` }),
+    };
+    const total: Record<string, number> = {};
+    for (let rep = 0; rep < 3; rep++) {
+      for (const key of keys) {
+        for (const [label, call] of Object.entries(calls)) {
+          const t0 = performance.now();
+          await call(key);
+          total[label] = (total[label] ?? 0) + performance.now() - t0;
+        }
+      }
+    }
+    const n = keys.length * 3;
+    trials.push(Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / n])));
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t["library read"], t["kv.get"]]));
+  return {
+    section: "read parts",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: "library read / kv.get", ...spread },
   };
 }

@@ -15,7 +15,13 @@ import { startPool, type WorkerPool } from "./_pool.ts";
 import type { Backend, ListMethod, Location, TargetName } from "./_protocol.ts";
 import type { Results } from "./summarize.ts";
 import { round } from "./_stats.ts";
-import { type ListRecord, type RunRecord, summarize, summarizePhase } from "./summarize.ts";
+import {
+  type ListRecord,
+  type RunRecord,
+  slowNotes,
+  summarize,
+  summarizePhase,
+} from "./summarize.ts";
 import { runMicro } from "./micro.ts";
 import { runPeers } from "./peers.ts";
 import { renderText, writeBenchMd } from "./report.ts";
@@ -73,7 +79,7 @@ async function main(): Promise<number> {
     runs: ctx.runs,
     lists: ctx.lists,
     invariants: { checks: ctx.checks, violations: ctx.violations },
-    notes: [...notes, ...micro?.notes ?? [], ...peers?.notes ?? []],
+    notes: [...notes, ...slowNotes(ctx.runs), ...micro?.notes ?? [], ...peers?.notes ?? []],
     summary: summarize(ctx.runs, ctx.lists, micro),
     micro,
     peers,

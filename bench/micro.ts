@@ -23,7 +23,12 @@ import type { Backend, Location } from "./_protocol.ts";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
-import { createPartsSection, deletePartsSection, historyLengthSection } from "./jetstream_parts.ts";
+import {
+  createPartsSection,
+  deletePartsSection,
+  historyLengthSection,
+  readPartsSection,
+} from "./jetstream_parts.ts";
 import { filePartsSections } from "./file_parts.ts";
 
 /** One row: medians over trials (µs per op, or ops/s) and the spread of the within-trial ratio. */
@@ -67,7 +72,11 @@ export async function runMicro(o: Context) {
     if (backend === "file") rows.push(...await lengthSections(o));
     if (backend === "jetstream") {
       rows.push(await deletedSection(o), await fullSection(o), await createPartsSection(o));
-      rows.push(await historyLengthSection(o), await deletePartsSection(o));
+      rows.push(
+        await historyLengthSection(o),
+        await deletePartsSection(o),
+        await readPartsSection(o),
+      );
     } else rows.push(...await searchSection(o), ...await inflightSection(o, notes));
   }
   return { rows, notes };

@@ -23,7 +23,7 @@ export const serveCommand: Command = {
     },
     write: {
       kind: "boolean",
-      help: "allow restore, revert, approve and reject (each confirmed)",
+      help: "allow restore, revert, approve, reject, redact and purge (each confirmed)",
     },
     anchor: {
       kind: "string",

@@ -299,4 +299,9 @@ export interface SidecarOps {
   read(space: string, call: Call): Promise<Map<string, Uint8Array>>;
   /** Applies `change` to `space`, visible to every handle on the store once it resolves. */
   update(space: string, change: SidecarChange, call: Call): Promise<void>;
+  /**
+   * Drops `key`'s records from every space, leaving no copy of them in the backend's storage
+   * (a redaction or purge calls it: a record is derived from the memory's text).
+   */
+  forget(key: string, call: Call): Promise<void>;
 }

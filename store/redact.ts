@@ -3,7 +3,8 @@
  * right-to-erasure request. A redacted version loses its description and content wherever the
  * backend keeps them; its place, provenance and hash stay in the chain, with the digest of its
  * entry, so `agentmem check` still verifies it and reports it as redacted. A purge deletes the
- * key and redacts every version, and drops the writes held for review of it.
+ * key and redacts every version, and drops the writes held for review of it. Both drop the key's
+ * records from the store's sidecar (the hybrid search's vectors, derived from its text).
  *
  * @module
  */
@@ -41,7 +42,8 @@ export interface PurgeResult {
 /**
  * Removes the description and content of version `revision` of `key` from every copy the
  * backend keeps (file: the version file and any other name of it; jetstream: the message on the
- * key's subject and in the history stream), and records who did it, when and why. The version
+ * key's subject and in the history stream; on both, the search's vectors of the key in the
+ * sidecar), and records who did it, when and why. The version
  * keeps its place, provenance and hash: `history()` lists it with `redacted`, `readVersion()` of
  * it is a `NotFoundError` saying so, and `check` verifies it from the kept digest. The memory's
  * newest version cannot be redacted: update or delete the memory first.
@@ -121,6 +123,9 @@ export function redactVersion(
       );
     }
     if (v.op === "delete") throw refuse("it is a delete, which holds no description or content");
+    // The search's vectors of the key may be of the version's text (no search since it was
+    // replaced). First: should it fail, nothing is redacted yet, and the call can run again.
+    await ext.ops.sidecar?.forget(key, c);
     await redactWith(h, key, { revisions: [revision], redaction: redactionOf(opts) }, c);
     const after = (await h.versions(key, c)).items.find((x) => x.revision === revision);
     return after ?? v;
@@ -131,8 +136,8 @@ export function redactVersion(
  * Deletes `key` (a delete version, `via: "purge"`, when it holds a memory) and removes the
  * description and content of every one of its versions, as `redactVersion` does (versions in
  * chain format 1, which cannot stay verifiable without their bytes, are removed under a
- * retention record), and drops the writes held for review of it: for a right-to-erasure
- * request. The versions' places and provenance stay, each recorded as redacted with `reason`.
+ * retention record), drops the writes held for review of it and the search's vectors of it:
+ * for a right-to-erasure request. The versions' places and provenance stay, each recorded as redacted with `reason`.
  *
  * @param store A store with history on, not read-only.
  * @param key A legal key.
@@ -185,6 +190,9 @@ export function purgeKey(store: Store, key: string, opts: RedactOptions): Promis
       .map((v) => v.revision);
     if (revisions.length > 0) await redactWith(h, key, { revisions, redaction, orCut: true }, c);
     const proposals = h.review === undefined ? 0 : await dropProposals(h, key, c);
+    // Last, after the delete: a search that wrote the key's record meanwhile finds it gone (see
+    // tools/_vectors.ts); a purge run again after a failure forgets again.
+    await ext.ops.sidecar?.forget(key, c);
     return { key, deleted, redacted: revisions, proposals };
   });
 }

@@ -29,6 +29,7 @@ import { trustConformance } from "./conformance_trust.ts";
 import { gateConformance } from "./conformance_gate.ts";
 import { reviewConformance } from "./conformance_review.ts";
 import { redactConformance } from "./conformance_redact.ts";
+import { redactSidecarConformance } from "./conformance_redact_sidecar.ts";
 
 import type { Fixture, ReopenOptions } from "./_lib/fixture.ts";
 
@@ -419,8 +420,9 @@ export function conformance(options: ConformanceOptions): void {
     reviewConformance((name, fn) =>
       test(name, (f) => f.reopen === undefined ? Promise.resolve() : fn(f))
     );
-    redactConformance((name, fn) =>
-      test(name, (f) => f.rawHits === undefined ? Promise.resolve() : fn(f))
-    );
+    const raw = (name: string, fn: (f: Fixture) => Promise<void>) =>
+      test(name, (f) => f.rawHits === undefined ? Promise.resolve() : fn(f));
+    redactConformance(raw);
+    redactSidecarConformance(raw);
   }
 }

@@ -1,11 +1,12 @@
 // The vectors of a hybrid search: the query's, and every memory's from a cache kept by entry
 // revision (the SHA-256 of the model's name and the text embedded), so a search embeds the query
 // and only what changed since. The cache is the store's sidecar (shared by every process on the
-// store; store/sidecar.ts), with what this process last saw of each memory (per store handle and
-// model) in front of it, so a search over unchanged memories reads nothing; a store without a
-// sidecar (or a read-only view, or a sidecar that fails) keeps what it embeds in memory only.
-// Records of memories that are gone are removed by the search that finds them gone.
-//
+// store; store/sidecar.ts), with what this process last saw of each memory in front of it; a
+// store without a sidecar (or a read-only view, or a sidecar that fails) keeps vectors in memory.
+// A search removes the records of memories it finds gone; a redaction or purge removes the key's
+// at once, and a search looks again after it writes, removing what it kept of a memory gone or
+// changed meanwhile (so no purge leaves the purged text's vector behind).
+
 // Whatever the embedder does (throws, answers the wrong number of vectors or a wrong dimension,
 // NaN, takes too long), the search gets a one-line reason instead of vectors, and vectors it did
 // get are kept for the next search.
@@ -14,6 +15,8 @@ import { createHash } from "node:crypto";
 import type { KeyedEntry } from "../store/backend.ts";
 import type { CallOptions, Store } from "../store/types.ts";
 import { sidecarOf, type StoreSidecar } from "../store/sidecar.ts";
+import { NotFoundError } from "../store/errors.ts";
+import { readAllEntries } from "../store/entries.ts";
 
 /** What an `embed` call is for: the query alone, or memories. */
 export interface EmbedCall {
@@ -74,8 +77,10 @@ export class VectorCache {
   readonly #sidecar: StoreSidecar | undefined;
   readonly #space: string;
   readonly #known: Map<string, Known>;
+  readonly #store: Store;
 
   constructor(store: Store, settings: EmbedSettings) {
+    this.#store = store;
     this.#s = settings;
     this.#sidecar = sidecarOf(store);
     this.#space = `vec-${createHash("sha256").update(settings.model).digest("hex").slice(0, 24)}`;
@@ -206,9 +211,38 @@ export class VectorCache {
     const put = new Map([...fresh].map(([key, c]) => [key, encode(c)]));
     try {
       await this.#sidecar.update(this.#space, { put, remove: gone }, call);
+      if (fresh.size === 0) return;
+      const moved = await this.#moved(fresh, call);
+      if (moved.length > 0) {
+        await this.#sidecar.update(this.#space, { put: new Map(), remove: moved }, call);
+      }
     } catch {
       // A cache.
     }
+  }
+
+  // The keys of `fresh` that no longer hold the text embedded (deleted, purged, changed) now
+  // that their records are written: a purge that ran meanwhile dropped the key's records before
+  // these landed. Read one by one when they are few, else in one pass.
+  async #moved(fresh: ReadonlyMap<string, Cached>, call: CallOptions): Promise<string[]> {
+    const now = new Map<string, Uint8Array>();
+    if (fresh.size <= RECHECK_ONE_BY_ONE) {
+      await Promise.all([...fresh.keys()].map(async (key) => {
+        try {
+          now.set(key, this.#hash({ key, ...(await this.#store.read(key, call)) }));
+        } catch (e) {
+          if (!(e instanceof NotFoundError)) throw e;
+        }
+      }));
+    } else {
+      for (const d of await readAllEntries(this.#store, call)) {
+        if (fresh.has(d.key)) now.set(d.key, this.#hash(d));
+      }
+    }
+    return [...fresh].flatMap(([key, c]) => {
+      const h = now.get(key);
+      return h !== undefined && same(h, c.hash) ? [] : [key];
+    });
   }
 
   // The SHA-256 of the model's name and the text embedded, hashed from its parts when it is whole
@@ -222,6 +256,9 @@ export class VectorCache {
       .digest();
   }
 }
+
+// At most this many keys embedded by one search are looked at again one by one.
+const RECHECK_ONE_BY_ONE = 16;
 
 /** A refusal of what the embedder answered, in words for the model. */
 class EmbedError extends Error {}

@@ -1,17 +1,16 @@
 // The file backend's sidecar (store/sidecar.ts): one file per space in the memory directory,
 // `.sidecar-<space>.bin`, a hidden name that no listing, count, audit or history looks at. A
-// space is read whole and replaced whole (a temp file renamed over it, so a reader sees all of
-// one version or the other); an update re-reads the file first, so writers in other processes
-// rarely undo each other (a cache: what a race loses is made again). The files sit in the
-// directory itself, not in a folder of their own, so no path component below the directory can
-// be swapped for a symlink; files are opened with O_NOFOLLOW, and a rename replaces a planted
-// symlink rather than following it.
+// space is read whole and replaced whole (a temp file renamed over it); an update re-reads the
+// file first, so writers in other processes rarely undo each other (a cache). The files sit in
+// the directory itself, opened with O_NOFOLLOW; a rename replaces a planted symlink. `forget` (a
+// redaction's or purge's) rewrites every space without the key, clears the replaced file through
+// a descriptor taken before the rename (no other name keeps the record) and removes every temp
+// file of the sidecar (a live writer's rename then fails; its search keeps its vectors in memory).
 //
 // A record: 0xA7, the key's length (1 byte), the padding's length (1 byte), 0, the payload's
 // length (4 bytes, little-endian), the key, the padding (zeros), the payload, which so starts at
-// a multiple of 8 bytes into the file (a reader may view numbers in it without a copy). Reading
-// stops at the first record that does not parse (a damaged file reads as what came before it;
-// the next update rewrites it).
+// a multiple of 8 bytes into the file. Reading stops at the first record that does not parse (a
+// damaged file reads as what came before it; the next update rewrites it).
 
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -23,6 +22,7 @@ import { close, createWith, openForRead, readAll, removeQuietly } from "./fs.ts"
 
 /** What the name of every sidecar file in a memory directory starts with. */
 export const SIDECAR_PREFIX = ".sidecar-";
+const F = fs.constants;
 const MAGIC = 0xa7;
 const HEAD = 8;
 const MODE = 0o600;
@@ -50,16 +50,41 @@ export class FileSidecar implements SidecarOps {
     const records = parse(readFile(path));
     for (const key of change.remove) records.delete(key);
     for (const [key, value] of change.put) records.set(key, value);
-    const temp = `${this.#root}/${SIDECAR_PREFIX}${space}.${process.pid}.` +
-      `${randomBytes(6).toString("hex")}.tmp`;
-    close(createWith(temp, encode(records), MODE));
+    replace(path, records);
+    this.#sweep(space);
+  }
+
+  // deno-lint-ignore require-await
+  async forget(key: string, _call: Call): Promise<void> {
+    for (const name of fs.readdirSync(this.#root)) {
+      if (!name.startsWith(SIDECAR_PREFIX)) continue;
+      const path = `${this.#root}/${name}`;
+      if (name.endsWith(".tmp")) removeQuietly(path);
+      // Another forget at once may remove this one's temp file: it then tries again.
+      else if (name.endsWith(".bin")) retry(() => this.#drop(path, key));
+    }
+  }
+
+  // Rewrites the space at `path` without `key`'s record, and clears the file it replaces.
+  #drop(path: string, key: string): void {
+    let old: number;
     try {
-      fs.renameSync(temp, path);
+      old = fs.openSync(path, F.O_RDWR | F.O_NOFOLLOW | F.O_NONBLOCK);
     } catch (e) {
-      removeQuietly(temp);
+      const kind = errorKind(e);
+      if (kind === "ENOENT" || kind === "ELOOP") return;
       throw e;
     }
-    this.#sweep(space);
+    try {
+      if (!fs.fstatSync(old).isFile()) return;
+      // The very file the descriptor holds, which is the one cleared below.
+      const records = parse(new Uint8Array(fs.readFileSync(old)));
+      if (!records.delete(key)) return;
+      replace(path, records);
+      fs.ftruncateSync(old, 0);
+    } finally {
+      close(old);
+    }
   }
 
   #path(space: string): string {
@@ -80,6 +105,30 @@ export class FileSidecar implements SidecarOps {
       }
     } catch {
       // The next update tries again.
+    }
+  }
+}
+
+// Replaces the space at `path` by `records`: a temp file (`<path>.<pid>.<random>.tmp`, a name
+// the sweep and `forget` know) renamed over it.
+function replace(path: string, records: ReadonlyMap<string, Uint8Array>): void {
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  close(createWith(temp, encode(records), MODE));
+  try {
+    fs.renameSync(temp, path);
+  } catch (e) {
+    removeQuietly(temp);
+    throw e;
+  }
+}
+
+// Runs `fn` again (twice at most) while it fails with ENOENT.
+function retry(fn: () => void): void {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return fn();
+    } catch (e) {
+      if (attempt === 3 || errorKind(e) !== "ENOENT") throw e;
     }
   }
 }

@@ -67,6 +67,17 @@ export class JetStreamSidecar implements SidecarOps {
     });
   }
 
+  /** Purges `key`'s subject in every space (a redaction's or purge's); no stream, nothing kept. */
+  forget(key: string, call: Call): Promise<void> {
+    return this.#run("update", call, async () => {
+      try {
+        await this.#c.jsm.streams.purge(this.#stream, { filter: `${this.#root}*.${key}` });
+      } catch (e) {
+        if (apiCode(e) !== STREAM_NOT_FOUND) throw e;
+      }
+    });
+  }
+
   #under(space: string): string {
     if (!SIDECAR_SPACE.test(space)) throw new RangeError(`Illegal sidecar space ${space}`);
     return `${this.#root}${space}.`;

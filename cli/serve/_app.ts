@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { checkPage } from "./_check.ts";
 import { type Console, failurePage, render } from "./_context.ts";
+import { purgeConfirmPage, purgePost, redactConfirmPage, redactPost } from "./_erase.ts";
 import { guard } from "./_guard.ts";
 import { html, notice } from "./_html.ts";
 import { logPage, runPage, runsPage } from "./_log.ts";
@@ -35,6 +36,10 @@ export function consoleApp(con: Console): Hono {
   app.get("/memory/:key/diff", (c) => diffPage(c, con));
   app.get("/memory/:key/restore", (c) => restoreConfirmPage(c, con));
   app.post("/memory/:key/restore", (c) => restorePost(c, con));
+  app.get("/memory/:key/redact", (c) => redactConfirmPage(c, con));
+  app.post("/memory/:key/redact", (c) => redactPost(c, con));
+  app.get("/memory/:key/purge", (c) => purgeConfirmPage(c, con));
+  app.post("/memory/:key/purge", (c) => purgePost(c, con));
   app.get("/log", (c) => logPage(c, con));
   app.get("/runs", (c) => runsPage(c, con));
   app.get("/run/:run", (c) => runPage(c, con));

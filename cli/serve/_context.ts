@@ -85,7 +85,7 @@ export function readOnlyPage(c: HonoContext, con: Console) {
     html`${
       notice(
         "warn",
-        html`This console was started read-only, so it changes nothing. To restore, revert, approve or reject, stop it and start it again with <code>--write</code>:`,
+        html`This console was started read-only, so it changes nothing. To restore, revert, approve, reject, redact or purge, stop it and start it again with <code>--write</code>:`,
       )
     }<pre class="command">${con.restartHint}</pre>`,
     403,

@@ -155,6 +155,15 @@ export function when(at: string): Html {
   return html`<time datetime="${at}">${at.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z")}</time>`;
 }
 
+/** What a page says of a redacted version: when, by whom, why; nothing for another. */
+export function redactedMark(v: Version): Html | string {
+  const r = v.redacted;
+  if (r === undefined) return "";
+  return html`<span class="redacted">redacted at ${when(r.at)}${
+    text(r.actor === undefined ? "" : ` by ${r.actor}`)
+  }: ${text(r.reason)}</span>`;
+}
+
 /** The provenance of a version, as table cells: run, actor, via, call id, taint, time. */
 export function provenanceCells(v: Version): Html {
   return html`

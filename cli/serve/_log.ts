@@ -14,6 +14,7 @@ import {
   PROVENANCE_HEADS,
   provenanceCells,
   query,
+  redactedMark,
   runLink,
   seg,
   skipped,
@@ -74,7 +75,7 @@ export function versionRows(versions: readonly Version[]): Html {
             )}</td><td><a href="/memory/${seg(v.key)}/version/${v.revision}">${v
               .revision}</a></td><td class="op op-${v.op}">${v.op}</td><td>${text(
                 v.description ?? "",
-              )}</td>${provenanceCells(v)}</tr>
+              )}${redactedMark(v)}</td>${provenanceCells(v)}</tr>
         `
       )}</tbody>
     </table>

@@ -29,6 +29,7 @@ import {
   plural,
   PROVENANCE_HEADS,
   provenanceCells,
+  redactedMark,
   seg,
   skipped,
   text,
@@ -45,14 +46,24 @@ async function current(con: Console, key: string): Promise<Entry | MemoryError> 
 }
 
 async function sideOf(con: Console, key: string, v: Version): Promise<Side> {
-  if (v.op === "delete") {
-    return { title: `revision ${v.revision} (delete)`, description: undefined, content: undefined };
+  if (v.op === "delete" || v.redacted !== undefined) {
+    const what = v.op === "delete" ? "delete" : "redacted";
+    return {
+      title: `revision ${v.revision} (${what})`,
+      description: undefined,
+      content: undefined,
+    };
   }
   const e = await readVersion(con.store, key, v.revision);
   return { title: `revision ${v.revision}`, description: e.description, content: e.content };
 }
 
-function find(versions: readonly Version[], key: string, revision: string | undefined): Version {
+/** The kept version of `key` at `revision`, or a `NotFoundError` naming it. */
+export function findVersion(
+  versions: readonly Version[],
+  key: string,
+  revision: string | undefined,
+): Version {
   const v = versions.find((x) => x.revision === revision);
   if (v === undefined) {
     throw new NotFoundError(
@@ -113,17 +124,28 @@ export async function memoryPage(c: Context, con: Console) {
 <td><a href="/memory/${
             seg(key)
           }/version/${v.revision}">${v.revision}</a></td><td class="op op-${v.op}">${v.op}</td>
-<td>${text(v.description ?? "")}</td>${provenanceCells(v)}
+<td>${text(v.description ?? "")}${redactedMark(v)}</td>${provenanceCells(v)}
 <td>${
-            v.op === "delete" || v === newest
-              ? ""
-              : html`<a href="/memory/${seg(key)}/restore?rev=${v.revision}">restore…</a>`
+            v.op === "delete" || v === newest || v.redacted !== undefined ? "" : html`
+              <a href="/memory/${seg(key)}/restore?rev=${v.revision}">restore…</a> <a
+                href="/memory/${seg(key)}/redact?rev=${v.revision}">redact…</a>
+            `
           }</td></tr>`
         )
       }</tbody></table>
 ${versions.length > 1 ? html`<button type="submit">Compare the two versions chosen</button>` : ""}
 </form>`;
-    return render(c, con, `Memory ${key}`, html`${skipped(versions.problems)}${held}${timeline}`);
+    const purge = versions.length === 0 && now instanceof MemoryError
+      ? ""
+      : html`<p><a href="/memory/${
+        seg(key)
+      }/purge">Purge this memory…</a> (a right-to-erasure request: every version's text removed)</p>`;
+    return render(
+      c,
+      con,
+      `Memory ${key}`,
+      html`${skipped(versions.problems)}${held}${timeline}${purge}`,
+    );
   } catch (e) {
     return failurePage(c, con, e);
   }
@@ -134,7 +156,7 @@ export async function versionPage(c: Context, con: Console) {
   const key = c.req.param("key")!;
   try {
     const versions = await history(con.store, key);
-    const v = find(versions, key, c.req.param("rev"));
+    const v = findVersion(versions, key, c.req.param("rev"));
     const meta = html`
       <table class="versions">
         <thead>
@@ -147,6 +169,8 @@ export async function versionPage(c: Context, con: Console) {
     `;
     const content = v.op === "delete"
       ? notice("info", html`This version is a delete: it holds no text.`)
+      : v.redacted !== undefined
+      ? notice("info", html`This version's description and content are gone: ${redactedMark(v)}.`)
       : await (async () => {
         const e = await readVersion(con.store, key, v.revision);
         return html`
@@ -170,8 +194,8 @@ export async function diffPage(c: Context, con: Console) {
   const key = c.req.param("key")!;
   try {
     const versions = await history(con.store, key);
-    const from = find(versions, key, c.req.query("from"));
-    const to = find(versions, key, c.req.query("to"));
+    const from = findVersion(versions, key, c.req.query("from"));
+    const to = findVersion(versions, key, c.req.query("to"));
     return render(
       c,
       con,
@@ -190,7 +214,7 @@ export async function restoreConfirmPage(c: Context, con: Console) {
   const key = c.req.param("key")!;
   try {
     const versions = await history(con.store, key);
-    const target = find(versions, key, c.req.query("rev"));
+    const target = findVersion(versions, key, c.req.query("rev"));
     return await restoreConfirm(c, con, key, versions, target, undefined);
   } catch (e) {
     return failurePage(c, con, e);
@@ -249,7 +273,7 @@ export async function restorePost(c: Context, con: Console) {
   if (form instanceof Response) return form;
   try {
     const versions = await history(con.store, key);
-    const target = find(versions, key, String(form.rev ?? ""));
+    const target = findVersion(versions, key, String(form.rev ?? ""));
     if (versions[0]?.revision !== form.head) {
       return await restoreConfirm(
         c,

@@ -39,6 +39,7 @@ pre.body, pre.command { background: #fff; border: 1px solid var(--line); padding
 .notice { padding: .6rem .8rem; border-radius: 4px; border: 1px solid var(--line); background: #fff; }
 .notice-warn { background: var(--warn-bg); } .notice-error { background: var(--bad-bg); }
 .op-delete { color: var(--bad); font-weight: 600; }
+.redacted { color: var(--muted); font-style: italic; }
 form { margin: .8rem 0; }
 form.filters label, form.search label { margin-right: .6rem; }
 input[type=text], input[type=search], select { padding: .25rem .4rem; border: 1px solid var(--line);

@@ -24,7 +24,7 @@ export interface ServeOptions {
   readonly port: number;
   /** The address to bind (default loopback); any other prints a warning. */
   readonly host: string;
-  /** Allow state changes (restore, revert, approve, reject). */
+  /** Allow state changes (restore, revert, approve, reject, redact, purge). */
   readonly write: boolean;
   /** The store in words for the page header (backend, bucket, prefix; never a path). */
   readonly where: string;

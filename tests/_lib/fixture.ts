@@ -20,7 +20,7 @@ export interface Fixture {
    * streams) holds `marker`, by name; none when nowhere. Without it, the redaction cases do not
    * run.
    */
-  readonly rawHits?: (marker: string) => Promise<string[]>;
+  readonly rawHits?: (marker: string | Uint8Array) => Promise<string[]>;
   /** Whether the store enforces read-before-update (set by the suite). */
   readonly enforcesReadBeforeUpdate?: boolean;
 }

@@ -196,6 +196,34 @@ browserTest("a restore from the timeline, confirmed on a page that shows its dif
 });
 
 browserTest(
+  "a redaction and a purge from the timeline, each with a reason, without JavaScript",
+  async () => {
+    await using tmp = await tempDir("agentmem-console-browser-");
+    const store = await poisonedDay(tmp.path);
+    await using s = await serve(["--dir", tmp.path, "--write"]);
+    await using b = await browser({ javaScript: false });
+    const { page } = b;
+    await page.goto(s.url.replace("/?", "/memory/user.prefs?"));
+    await page.getByRole("link", { name: "redact…" }).click();
+    assert.equal(await page.locator("h1").textContent(), "Redact revision 1 of user.prefs?");
+    await page.getByLabel("Reason").fill("a secret");
+    await b.shot("22-redact-confirm");
+    await page.getByRole("button", { name: "Redact revision 1" }).click();
+    assert.match(await page.locator("main").innerText(), /Redacted revision 1 of user\.prefs/);
+    await page.getByRole("link", { name: "See the memory's timeline" }).click();
+    assert.match(await page.locator(".redacted").innerText(), /by operator: a secret/);
+    await page.getByRole("link", { name: "Purge this memory…" }).click();
+    await page.getByLabel("Reason").fill("erasure request");
+    await page.getByLabel("Type the memory's key to confirm").fill("user.prefs");
+    await page.getByRole("button", { name: "Purge user.prefs" }).click();
+    assert.match(await page.locator("main").innerText(), /Purged user\.prefs: deleted, 1 version/);
+    await b.shot("23-purged");
+    assert.equal((await history(store, "user.prefs"))[0]?.via, "purge");
+    assert.deepEqual(b.troubles, []);
+  },
+);
+
+browserTest(
   "the review queue: approve one held write, reject another, without JavaScript",
   async () => {
     await using tmp = await tempDir("agentmem-console-browser-");

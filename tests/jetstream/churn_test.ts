@@ -180,12 +180,13 @@ test("list() and memory_list paging of 600 stable keys while two processes creat
   );
   try {
     await Promise.all(churns.map((c) => c.ready()));
+    // Bounded by counts, not by time, so a loaded machine makes the test slower, not weaker: the
+    // consumer that forgot what it found came about once in 250 to 800 listings here (a race in
+    // the server that tests/jetstream/forgetful_test.ts makes happen every time).
     const short: number[] = [];
-    let listings = 0;
-    const until = Date.now() + 25_000;
-    while (Date.now() < until) {
+    const listings = 400;
+    for (let i = 0; i < listings; i++) {
       const keys = new Set((await store.list()).map((i) => i.key));
-      listings++;
       const missing = stable.filter((k) => !keys.has(k)).length;
       if (missing > 0) short.push(missing);
     }
@@ -193,7 +194,7 @@ test("list() and memory_list paging of 600 stable keys while two processes creat
     const tools = memoryTools(store, { listMaxChars: MIN_LIST_CHARS });
     const missed: string[] = [];
     let pages = 0;
-    for (let pass = 0; pass < 12; pass++) {
+    for (let pass = 0; pass < 8; pass++) {
       const seen = new Set<string>();
       let args: Record<string, unknown> = {};
       for (;;) {

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { openFileStore } from "../../mod.ts";
 import { conformance } from "../conformance.ts";
 import { finish } from "./_finish.ts";
+import { fileHits } from "../_lib/file_hits.ts";
 
 // The seed's contract: update replaces, and creates a key that holds nothing.
 conformance({
@@ -18,6 +19,7 @@ conformance({
       store: await openFileStore({ dir }),
       peer: () => openFileStore({ dir }),
       reopen: (more: object) => openFileStore({ dir, ...more }),
+      rawHits: (marker: string | Uint8Array) => fileHits(dir, marker),
       plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
@@ -35,6 +37,7 @@ conformance({
       store: await openFileStore({ dir, readBeforeUpdate: true }),
       peer: () => openFileStore({ dir, readBeforeUpdate: true }),
       reopen: (more: object) => openFileStore({ dir, readBeforeUpdate: true, ...more }),
+      rawHits: (marker: string | Uint8Array) => fileHits(dir, marker),
       plant: (key: string, bytes: Uint8Array) => writeFile(join(dir, `${key}.md`), bytes),
       cleanup: () => rm(dir, { recursive: true, force: true }),
     };
