@@ -6,6 +6,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { Locations } from "./_location.ts";
+import type { Location } from "./_protocol.ts";
 import { kvm, openStore } from "./_location.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { Scope } from "../mod.ts";
@@ -23,69 +24,90 @@ interface MicroRow {
 const ENTRIES = entriesOf(1024);
 const DESCRIPTION = "bench";
 
-/** The create's parts, µs per op, and the library's time over the floor with those parts. */
-export async function createPartsSection(o: {
+/** Where a section runs, and how long. */
+interface PartsOptions {
   readonly quick: boolean;
   readonly trials: number;
   readonly locations: Locations;
   readonly nc?: NatsConnection | undefined;
+}
+
+type Calls = Record<string, (key: string) => Promise<unknown>>;
+
+/**
+ * Times `calls` key by key in turn (each key through every call, `reps` times over the keys), in a
+ * fresh bucket per trial that `setUp` prepares; µs per op, medians over trials, and the ratio of
+ * the `ratio` pair's labels.
+ */
+async function partsRow(o: PartsOptions, x: {
+  readonly section: string;
+  readonly ratio: readonly [string, string];
+  readonly reps?: number;
+  readonly setUp: (bucket: { location: Location; t: number; keys: string[] }) => Promise<Calls>;
 }): Promise<MicroRow> {
-  const nc = o.nc as NatsConnection;
-  const jsm = await jetstreamManager(nc);
+  const reps = x.reps ?? 1;
   const trials: Record<string, number>[] = [];
   for (let t = 0; t < o.trials; t++) {
     await using location = await o.locations.fresh("jetstream");
-    const bucket = location.bucket as string;
-    const store = await openStore(location, nc);
-    const kv = await kvm(nc).open(bucket);
-    const calls: Record<string, (key: string) => Promise<unknown>> = {
-      "library create": (key) => store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent),
-      "raw create": (key) => kv.create(`r${key}`, ENTRIES.createBytes),
-      "raw + count + link": async (key) => {
-        await Promise.all([
-          jsm.streams.info(`KV_${bucket}`),
-          jsm.direct.getMessage(`KVH_${bucket}`, { last_by_subj: `$KVH.${bucket}.p${key}` }),
-        ]);
-        await kv.create(`p${key}`, ENTRIES.createBytes);
-      },
-    };
-    const total: Record<string, number> = {};
     const keys = Array.from({ length: o.quick ? 30 : 300 }, (_, i) => `${t}-${i}`);
-    for (const key of keys) {
-      for (const [label, call] of Object.entries(calls)) {
-        const t0 = performance.now();
-        await call(key);
-        total[label] = (total[label] ?? 0) + performance.now() - t0;
+    const calls = await x.setUp({ location, t, keys });
+    const total: Record<string, number> = {};
+    for (let rep = 0; rep < reps; rep++) {
+      for (const key of keys) {
+        for (const [label, call] of Object.entries(calls)) {
+          const t0 = performance.now();
+          await call(key);
+          total[label] = (total[label] ?? 0) + performance.now() - t0;
+        }
       }
     }
-    trials.push(
-      Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / keys.length])),
-    );
+    const n = keys.length * reps;
+    trials.push(Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / n])));
   }
   const labels = Object.keys(trials[0] ?? {});
   const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const { trials: _, ...spread } = ratios(
-    trials.map((t) => [t["library create"], t["raw + count + link"]]),
-  );
+  const [over, under] = x.ratio;
+  const { trials: _, ...spread } = ratios(trials.map((t) => [t[over], t[under]]));
   return {
-    section: "create parts",
+    section: x.section,
     backend: "jetstream",
     unit: "µs/op",
     values,
-    ratio: { of: "library create / raw + count + link", ...spread },
+    ratio: { of: `${over} / ${under}`, ...spread },
   };
+}
+
+/** The create's parts, µs per op, and the library's time over the floor with those parts. */
+export async function createPartsSection(o: PartsOptions): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const jsm = await jetstreamManager(nc);
+  return await partsRow(o, {
+    section: "create parts",
+    ratio: ["library create", "raw + count + link"],
+    setUp: async ({ location }) => {
+      const bucket = location.bucket as string;
+      const store = await openStore(location, nc);
+      const kv = await kvm(nc).open(bucket);
+      return {
+        "library create": (key) => store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent),
+        "raw create": (key) => kv.create(`r${key}`, ENTRIES.createBytes),
+        "raw + count + link": async (key) => {
+          await Promise.all([
+            jsm.streams.info(`KV_${bucket}`),
+            jsm.direct.getMessage(`KVH_${bucket}`, { last_by_subj: `$KVH.${bucket}.p${key}` }),
+          ]);
+          await kv.create(`p${key}`, ENTRIES.createBytes);
+        },
+      };
+    },
+  });
 }
 
 /**
  * An update of a key with 5,000 versions against one of a key with 5 (issue 27: cost independent
  * of history length), key by key in turn, through one handle with the default retention.
  */
-export async function historyLengthSection(o: {
-  readonly quick: boolean;
-  readonly trials: number;
-  readonly locations: Locations;
-  readonly nc?: NatsConnection | undefined;
-}): Promise<MicroRow> {
+export async function historyLengthSection(o: PartsOptions): Promise<MicroRow> {
   const nc = o.nc as NatsConnection;
   await using location = await o.locations.fresh("jetstream");
   const store = await openStore(location, nc, true);
@@ -141,12 +163,7 @@ export async function historyLengthSection(o: {
  * revision-checked delete), and what its move does after it answered (requests per delete, and
  * the time until every deleted key's history is in the history stream), over keys of 9 versions.
  */
-export async function deletePartsSection(o: {
-  readonly quick: boolean;
-  readonly trials: number;
-  readonly locations: Locations;
-  readonly nc?: NatsConnection | undefined;
-}): Promise<MicroRow> {
+export async function deletePartsSection(o: PartsOptions): Promise<MicroRow> {
   const nc = o.nc as NatsConnection;
   const jsm = await jetstreamManager(nc);
   const n = o.quick ? 20 : 100;
@@ -219,50 +236,27 @@ export async function deletePartsSection(o: {
  * the server's latest write, as `kv.get` does), and the library's read through the store with a
  * run's scope (validation, the entry's parse, the revision and taint the scope records).
  */
-export async function readPartsSection(o: {
-  readonly quick: boolean;
-  readonly trials: number;
-  readonly locations: Locations;
-  readonly nc?: NatsConnection | undefined;
-}): Promise<MicroRow> {
+export async function readPartsSection(o: PartsOptions): Promise<MicroRow> {
   const nc = o.nc as NatsConnection;
   const jsm = await jetstreamManager(nc);
-  const trials: Record<string, number>[] = [];
-  for (let t = 0; t < o.trials; t++) {
-    await using location = await o.locations.fresh("jetstream");
-    const bucket = location.bucket as string;
-    const store = await openStore(location, nc);
-    const kv = await kvm(nc).open(bucket);
-    const scope = new Scope();
-    const keys = Array.from({ length: o.quick ? 30 : 300 }, (_, i) => `k${i}`);
-    for (const key of keys) await store.create(key, DESCRIPTION, ENTRIES.createContent, { scope });
-    const calls: Record<string, (key: string) => Promise<unknown>> = {
-      "library read": (key) => store.read(key, { scope }),
-      "kv.get": (key) => kv.get(key),
-      "direct get": (key) =>
-        jsm.direct.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.${key}` }),
-    };
-    const total: Record<string, number> = {};
-    for (let rep = 0; rep < 3; rep++) {
-      for (const key of keys) {
-        for (const [label, call] of Object.entries(calls)) {
-          const t0 = performance.now();
-          await call(key);
-          total[label] = (total[label] ?? 0) + performance.now() - t0;
-        }
-      }
-    }
-    const n = keys.length * 3;
-    trials.push(Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / n])));
-  }
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const { trials: _, ...spread } = ratios(trials.map((t) => [t["library read"], t["kv.get"]]));
-  return {
+  return await partsRow(o, {
     section: "read parts",
-    backend: "jetstream",
-    unit: "µs/op",
-    values,
-    ratio: { of: "library read / kv.get", ...spread },
-  };
+    ratio: ["library read", "kv.get"],
+    reps: 3,
+    setUp: async ({ location, keys }) => {
+      const bucket = location.bucket as string;
+      const store = await openStore(location, nc);
+      const kv = await kvm(nc).open(bucket);
+      const scope = new Scope();
+      for (const key of keys) {
+        await store.create(key, DESCRIPTION, ENTRIES.createContent, { scope });
+      }
+      return {
+        "library read": (key) => store.read(key, { scope }),
+        "kv.get": (key) => kv.get(key),
+        "direct get": (key) =>
+          jsm.direct.getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.${key}` }),
+      };
+    },
+  });
 }

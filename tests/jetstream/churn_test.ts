@@ -6,15 +6,13 @@ import assert from "node:assert/strict";
 import {
   CapacityError,
   MAX_ENTRIES,
-  memoryTools,
-  MIN_LIST_CHARS,
   openJetStreamStore,
-  runTool,
   serializeEntry,
   type Store,
 } from "../../mod.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
 import type { ChurnJob } from "./_churn.ts";
+import { pageAll } from "./_paging.ts";
 import { type Child, spawnDeno } from "../_lib/spawn.ts";
 
 const CHURN = new URL("./_churn.ts", import.meta.url).pathname;
@@ -191,22 +189,12 @@ test("list() and memory_list paging of 600 stable keys while two processes creat
       if (missing > 0) short.push(missing);
     }
     // Paging as a model does, each page one call, continuing where the page says.
-    const tools = memoryTools(store, { listMaxChars: MIN_LIST_CHARS });
     const missed: string[] = [];
     let pages = 0;
     for (let pass = 0; pass < 8; pass++) {
-      const seen = new Set<string>();
-      let args: Record<string, unknown> = {};
-      for (;;) {
-        const { content, isError } = await runTool(tools, "memory_list", args);
-        assert.ok(!isError, content);
-        pages++;
-        for (const m of content.matchAll(/^- "?(s\d{3})"?: /gm)) seen.add(m[1]!);
-        const next = /call memory_list with (\{.*?\})\. /.exec(content);
-        if (next === null) break;
-        args = JSON.parse(next[1]!);
-      }
-      missed.push(...stable.filter((k) => !seen.has(k)));
+      const paged = await pageAll(store);
+      pages += paged.pages;
+      missed.push(...stable.filter((k) => !paged.seen.has(k)));
     }
     const writes = await Promise.all(churns.map((c) => c.stop()));
     console.log(

@@ -9,14 +9,9 @@
 
 import assert from "node:assert/strict";
 import type { NatsConnection, RequestOptions } from "@nats-io/nats-core";
-import {
-  memoryTools,
-  MIN_LIST_CHARS,
-  openJetStreamStore,
-  runTool,
-  serializeEntry,
-} from "../../mod.ts";
+import { openJetStreamStore, serializeEntry } from "../../mod.ts";
 import { BUCKET, jetstreamTest as test, natsFixture } from "../_lib/jetstream_fixture.ts";
+import { pageAll } from "./_paging.ts";
 
 const DECODER = new TextDecoder();
 const ENCODER = new TextEncoder();
@@ -81,20 +76,7 @@ test("a list() and memory_list pages whose consumer forgot every key it found re
     );
   }
   // Paging as a model does, every page's listing made through a forgetful consumer first.
-  const tools = memoryTools(store, { listMaxChars: MIN_LIST_CHARS });
-  const seen = new Set<string>();
-  let args: Record<string, unknown> = {};
-  let pages = 0;
-  for (;;) {
-    conn.arm();
-    const { content, isError } = await runTool(tools, "memory_list", args);
-    assert.ok(!isError, content);
-    pages++;
-    for (const m of content.matchAll(/^- "?(s\d{3})"?: /gm)) seen.add(m[1]!);
-    const next = /call memory_list with (\{.*?\})\. /.exec(content);
-    if (next === null) break;
-    args = JSON.parse(next[1]!);
-  }
+  const { seen, pages } = await pageAll(store, { beforePage: () => conn.arm() });
   assert.deepEqual(stable.filter((k) => !seen.has(k)), [], "stable keys paging missed");
   assert.ok(pages > 1, "the listing fit one page");
   assert.equal(conn.made(), 3 + pages, "the connection made too few forgetful consumers");
