@@ -184,7 +184,13 @@ export function openForRead(path: string): number {
  * asked only at the end of the file, so one call usually does it all, without a second to find
  * the end (which would cost another call into the runtime).
  */
-export function readAll(fd: number, buf: Uint8Array, start = 0): number {
+export function readAll(fd: number, buf: Uint8Array): number {
+  return readAllFrom(fd, { buf, start: 0 });
+}
+
+/** `readAll` into `buf` from its index `start` on, which is also the file's offset read from. */
+export function readAllFrom(fd: number, o: { buf: Uint8Array; start: number }): number {
+  const { buf, start } = o;
   let n = start;
   while (n < buf.length) {
     const want = buf.length - n;

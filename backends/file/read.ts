@@ -8,7 +8,7 @@ import { CorruptError } from "../../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { errorKind, quote } from "../../store/text.ts";
-import { close, factsOf, kindOf, openForRead, readAll } from "./fs.ts";
+import { close, factsOf, kindOf, openForRead, readAll, readAllFrom } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
 // Most headers (and version records) fit in the first read; a long description takes a second.
@@ -210,7 +210,7 @@ export function headOf(
     let ended = false;
     const fill = (want: number) => {
       if (ended || n >= want) return;
-      const got = readAll(fd, HEADER_BUF.subarray(0, want), n);
+      const got = readAllFrom(fd, { buf: HEADER_BUF.subarray(0, want), start: n });
       ended = got < want;
       n = got;
     };
