@@ -157,6 +157,12 @@ export class Writer {
     const { root } = this.#c;
     const history = this.#c.history !== undefined;
     if (!history) this.#refuseKeptHistory(key);
+    // A create of a key that holds something is refused on one look at its name, before the
+    // history directories are opened (their opens cost more than the refusal).
+    if (history && rule.kind === "create") {
+      const kind = kindOfQuick(`${root}/${key}.md`);
+      if (kind !== null) throw kind === "file" ? exists(key) : occupied("create", key);
+    }
     const dirs = history ? historyDirs(root, { key, create: false }) : undefined;
     try {
       const at: LookAt = {
