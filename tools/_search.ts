@@ -56,15 +56,16 @@ export function rank(docs: readonly SearchDoc[], terms: readonly string[]): Rank
   const avg = [0, 1, 2].map((f) =>
     Math.max(1, fields.reduce((n, fs) => n + fs[f]!.length, 0) / fields.length)
   );
-  const anyCase = terms.map((t) => new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu"));
+  const scan = bodyScan(terms);
   // counts[doc][term][field]
-  const counts = fields.map(([key, description, body]) =>
-    terms.map((t, i) => [
+  const counts = fields.map(([key, description, body]) => {
+    const inBody = countBodyWordStarts(body!, scan);
+    return terms.map((t, i) => [
       countWordStarts(key!, t),
       countWordStarts(description!, t),
-      countWordStartsAnyCase(body!, anyCase[i]!),
-    ])
-  );
+      inBody[i]!,
+    ]);
+  });
   const df = terms.map((_, t) => counts.filter((c) => c[t]!.some((n) => n > 0)).length);
   const idf = df.map((n) => Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)));
   const hits: SearchHit[] = [];
@@ -122,14 +123,50 @@ function countWordStarts(text: string, term: string): number {
   return n;
 }
 
-// The same, matching `term` (a global, case-insensitive pattern) in text of any case.
-function countWordStartsAnyCase(text: string, term: RegExp): number {
-  let n = 0;
-  term.lastIndex = 0;
-  for (let m = term.exec(text); m !== null && n < MAX_COUNTED; m = term.exec(text)) {
-    if (m.index === 0 || !isWordChar(text, m.index - 1)) n++;
+/** One pass over a body for every term of a query (see `countBodyWordStarts`). */
+export interface BodyScan {
+  readonly terms: number;
+  /** The terms, longest first, as one global, case-insensitive alternation of groups. */
+  readonly pattern: RegExp;
+  /** For each group: the terms a match of it counts for (itself, and every term it starts with). */
+  readonly credits: readonly (readonly number[])[];
+}
+
+/** The scan `countBodyWordStarts` makes of `terms`. */
+export function bodyScan(terms: readonly string[]): BodyScan {
+  const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const order = terms.map((_, i) => i).sort((a, b) => terms[b]!.length - terms[a]!.length);
+  const pattern = new RegExp(order.map((i) => `(${escape(terms[i]!)})`).join("|"), "giu");
+  // Where a longer term matches, a shorter one it starts with (in any case) matches too, at the
+  // same place: the alternation finds the longer, and the match counts for both.
+  const credits = order.map((i) =>
+    order.filter((j) =>
+      j === i ||
+      (terms[j]!.length <= terms[i]!.length &&
+        new RegExp(`^${escape(terms[j]!)}`, "iu").test(terms[i]!))
+    )
+  );
+  return { terms: terms.length, pattern, credits };
+}
+
+/**
+ * For each term, how many words of `text` start with it in any case (at most `MAX_COUNTED`), from
+ * one pass of the scan's alternation instead of one per term: a match inside a word covers no
+ * word start, since the terms are made of word characters.
+ */
+export function countBodyWordStarts(text: string, scan: BodyScan): number[] {
+  const counts = new Array<number>(scan.terms).fill(0);
+  let open = scan.terms;
+  const pattern = scan.pattern;
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null && open > 0; m = pattern.exec(text)) {
+    if (m.index > 0 && isWordChar(text, m.index - 1)) continue;
+    const group = m.indexOf(m[0], 1) - 1;
+    for (const t of scan.credits[group]!) {
+      if (counts[t]! < MAX_COUNTED && ++counts[t]! === MAX_COUNTED) open--;
+    }
   }
-  return n;
+  return counts;
 }
 
 function isWordChar(text: string, i: number): boolean {
