@@ -4,9 +4,14 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { bodyScan, countBodyWordStarts, queryTerms } from "../../tools/_search.ts";
+import { bodyScan, countBodyWordStarts } from "../../tools/body_scan.ts";
 
 const MAX_COUNTED = 16;
+// A query's words as memory_search folds them, each once.
+const queryTerms = (q: string) =>
+  [
+    ...new Set(q.toWellFormed().normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []),
+  ].slice(0, 16);
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
 // The definition: one pass per term, a match counted where no word character comes before it.
