@@ -1,5 +1,5 @@
 // One pass over a memory's body counts the word starts of every word of a query (any case, each
-// at most MAX_COUNTED), as one pass per word would: the ranking's costliest step, at a third.
+// at most MAX_COUNTED), as one pass per word would, at about half the cost of those passes.
 
 // Matches of one word in one field beyond this many are not counted: BM25 saturates (with k1 =
 // 1.2, 16 matches score 93% of infinitely many), and counting a common word costs the most.
