@@ -18,6 +18,8 @@ const F = fs.constants;
 const READ_FLAGS = F.O_RDONLY | F.O_NOFOLLOW | F.O_NONBLOCK | F.O_NOCTTY;
 /** Open flags for a new file: only if nothing has the name, never through a symlink. */
 const CREATE_FLAGS = F.O_WRONLY | F.O_CREAT | F.O_EXCL | F.O_NOFOLLOW;
+/** Open flags for appending to a file that exists: never through a symlink or blocking. */
+const APPEND_FLAGS = F.O_WRONLY | F.O_APPEND | F.O_NOFOLLOW | F.O_NONBLOCK | F.O_NOCTTY;
 
 /** What a name in a directory is, without following it; `null` when there is no such name. */
 export type Kind = "file" | "dir" | "other" | null;
@@ -222,6 +224,19 @@ export function createWith(path: string, bytes: Uint8Array, mode: number): numbe
     throw e;
   }
   return fd;
+}
+
+/**
+ * Appends `bytes` to the regular file `path` (never through a symlink, never blocking on a FIFO);
+ * fails with `ENOENT` when nothing has the name.
+ */
+export function appendTo(path: string, bytes: Uint8Array): void {
+  const fd = fs.openSync(path, APPEND_FLAGS);
+  try {
+    fs.writeSync(fd, bytes);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Flushes a file's data (and the size needed to read it back) to disk. */

@@ -11,6 +11,7 @@ import { type FileId, kindOf } from "./fs.ts";
 
 interface DenoFile {
   writeSync(bytes: Uint8Array): number;
+  seekSync(offset: number, whence: number): number;
   tryLockSync(exclusive?: boolean): boolean;
   statSync(): { dev: number; ino: number | null };
   close(): void;
@@ -32,9 +33,11 @@ const DENO: DenoOpen | undefined = (() => {
     : undefined;
 })();
 
-/** A new file holding its content, with this process's kernel lock on it. */
+/** A file holding its content, with this process's kernel lock on it. */
 export interface KernelFile {
   readonly id: FileId;
+  /** Writes `bytes` over the file's start (as long as what it holds: the length never changes). */
+  rewrite(bytes: Uint8Array): void;
   /** Drops the kernel lock and closes the file. */
   close(): void;
 }
@@ -60,11 +63,54 @@ export function createLocked(
     // A file nobody else has opened yet: its lock is free, unless someone is racing on its name.
     if (!file.tryLockSync(true)) throw Object.assign(new Error("locked"), { code: "EAGAIN" });
     const st = file.statSync();
-    return { id: { dev: st.dev, ino: st.ino ?? 0 }, close: () => file.close() };
+    return kernelFile(file, { dev: st.dev, ino: st.ino ?? 0 });
   } catch (e) {
     file.close();
     throw e;
   }
+}
+
+/**
+ * Opens the regular file `path` again, if it is still the file `id` (checked on the open file
+ * before anything is written), and takes its kernel lock: `"busy"` when someone holds that lock
+ * (a judge trying it for an instant), `undefined` when the name is not that file any more or this
+ * runtime has no kernel locks. The caller checks first that the name is a regular file, so the
+ * open does not wait on a FIFO swapped in; opening for writing too never does.
+ */
+export function reopenLocked(path: string, id: FileId): KernelFile | "busy" | undefined {
+  if (DENO === undefined) return undefined;
+  let file: DenoFile;
+  try {
+    file = DENO.openSync(path, { read: true, write: true });
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = file.statSync();
+    if (st.dev !== id.dev || st.ino !== id.ino) {
+      file.close();
+      return undefined;
+    }
+    if (!file.tryLockSync(true)) {
+      file.close();
+      return "busy";
+    }
+    return kernelFile(file, id);
+  } catch {
+    file.close();
+    return undefined;
+  }
+}
+
+function kernelFile(file: DenoFile, id: FileId): KernelFile {
+  return {
+    id,
+    rewrite: (bytes) => {
+      file.seekSync(0, 0);
+      for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+    },
+    close: () => file.close(),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // A per-key lock for the file backend's writes, shared by every process on the machine whatever
 // its runtime, pid namespace or container: the name `.<key>.lock`, published with `link` from a
-// file that holds its holder's token. `withLock` runs a synchronous section under it, `acquire`
+// file that holds its holder's token (lock_file.ts: on Deno one file per process and directory). `withLock` runs a synchronous section under it, `acquire`
 // and `release` hold it across awaits. Acquiring waits while a live (or unjudgeable) holder has
 // it, honours its signal, breaks a dead holder's lock (exclusively, and only that very file),
 // and fails with `UnavailableError` after LOCK_WAIT_MS, or at once for a name this library did
@@ -11,7 +11,6 @@ import { UnavailableError } from "../../store/errors.ts";
 import { errorKind, quote } from "../../store/text.ts";
 import {
   close,
-  createWith,
   describeName,
   type FileId,
   link,
@@ -22,9 +21,9 @@ import {
   remove,
   removeQuietly,
 } from "./fs.ts";
-import { createLocked, HAS_KERNEL_LOCKS, tryKernelLock } from "./kernel.ts";
-import { holdsOpen, liveness, selfToken } from "./process.ts";
-import { TEMP_SUFFIX } from "./names.ts";
+import { tryKernelLock } from "./kernel.ts";
+import { holdsOpen, liveness } from "./process.ts";
+import { forgetShared, lockFileFor } from "./lock_file.ts";
 
 /** How long a writer waits for a lock held by a live (or unjudgeable) process before giving up. */
 export const LOCK_WAIT_MS = 10_000;
@@ -36,10 +35,8 @@ const MAX_DEPTH = 3;
 const MAX_LOCK_BYTES = 64;
 const LOCK_CONTENT = /^(\d{1,10}-\d{1,20}-[0-9a-f]{8}) [0-9a-f]{12} ([kp])$/;
 const LOCK_NAME = /^\..+\.lock(\.b[0-9a-f]{12})*$/;
-const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
 const READ_BUF = new Uint8Array(MAX_LOCK_BYTES + 1);
-const MODE = 0o600;
 
 /** A held lock; pass it to `release`. */
 export interface HeldLock {
@@ -94,16 +91,30 @@ export async function acquire(
 ): Promise<HeldLock> {
   const { key, signal, depth = 0 } = o;
   const giveUp = Date.now() + LOCK_WAIT_MS;
-  const mine = prepare(path);
+  let mine = lockFileFor(path);
   let linked = false;
+  let strays = 0;
   try {
     for (let wait = 1, spins = 0;;) {
       try {
         link(mine.temp, path);
         linked = true;
+        mine.linked();
         return { path, content: mine.content, file: mine.file, close: mine.close };
       } catch (e) {
+        if (errorKind(e) === "ENOENT" && !mine.own) {
+          // The shared file's name is gone (removed by hand): a file of its own from now on.
+          forgetShared(mine);
+          mine.close();
+          mine = lockFileFor(path);
+          continue;
+        }
         if (errorKind(e) !== "EEXIST") throw e;
+        if (strays++ < 3 && mine.strayAt()) {
+          // This process's own name for no lock it holds: nobody else may remove it.
+          removeQuietly(path);
+          continue;
+        }
       }
       const seen = inspect(path);
       if (seen.state === "foreign") throw foreign(key, { path, what: seen.what });
@@ -134,8 +145,8 @@ export async function acquire(
       wait = Math.min(wait * 2, 16);
     }
   } finally {
-    // The lock's own name keeps the file; the temp name goes either way.
-    removeQuietly(mine.temp);
+    // The lock's own name keeps its file; a file of its own loses its staged name either way.
+    if (mine.own) removeQuietly(mine.temp);
     if (!linked) mine.close();
   }
 }
@@ -299,37 +310,6 @@ function contentOf(path: string): string | undefined {
   }
 }
 
-interface Prepared {
-  readonly temp: string;
-  readonly content: string;
-  readonly file: FileId;
-  readonly close: () => void;
-}
-
-// The lock file, written and open (with its kernel lock where the runtime has them) under a temp
-// name, ready to be linked as the lock. Its name carries this process's token, so that the sweep
-// removes it if this process dies before it goes.
-function prepare(path: string): Prepared {
-  const token = selfToken();
-  const nonce = randomHex();
-  const content = `${token} ${nonce} ${HAS_KERNEL_LOCKS ? "k" : "p"}`;
-  const slash = path.lastIndexOf("/");
-  const temp = `${path.slice(0, slash + 1)}${
-    path.slice(slash + 1, slash + 151)
-  }.${token}.${nonce}${TEMP_SUFFIX}`;
-  const bytes = ENCODER.encode(content);
-  try {
-    const kernel = createLocked(temp, { bytes, mode: MODE });
-    if (kernel !== undefined) return { temp, content, file: kernel.id, close: kernel.close };
-    const fd = createWith(temp, bytes, MODE);
-    const file = regularFileOf(fd)!;
-    return { temp, content, file, close: () => close(fd) };
-  } catch (e) {
-    removeQuietly(temp);
-    throw e;
-  }
-}
-
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
@@ -358,13 +338,4 @@ function foreign(key: string, o: { path: string; what: string }): UnavailableErr
 
 function busy(key: string, why: string): UnavailableError {
   return new UnavailableError(`[memory:file] Cannot write memory ${quote(key)}: ${why}`, { key });
-}
-
-// A lock's nonce: unique among this process's locks (a counter after a random start), so that a
-// lock's content never repeats, which breaking relies on (see breakLock).
-let nonces = -1;
-function randomHex(): string {
-  if (nonces < 0) nonces = crypto.getRandomValues(new Uint32Array(1))[0]! * 0x100;
-  nonces = (nonces + 1) % 0x1000000000000;
-  return nonces.toString(16).padStart(12, "0");
 }

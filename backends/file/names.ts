@@ -5,6 +5,7 @@
 //   .<key>.lock                 a key's lock (lock.ts)
 //   .<key>.del                  a delete's version, beside the head it removed, until it is in
 //                               .history (write.ts)
+//   .creates                    one byte per create since the file was made (creates.ts)
 //   .history/<key>/<seq>.md     version <seq> of a key
 //   .history/<key>/cut          the key's retention record (retention.ts)
 //   .history/.expired           the retention records of keys that expired whole, one a line
@@ -15,6 +16,8 @@ import { validateKey } from "../../store/validate.ts";
 export const SUFFIX = ".md";
 /** What a temp file's name ends with (it also starts with a dot, so it is never a key). */
 export const TEMP_SUFFIX = ".tmp";
+/** The store's create marks (creates.ts). */
+export const CREATES_NAME = ".creates";
 /** The directory under the store's that holds every key's versions. */
 export const HISTORY_DIR = ".history";
 /** A key's retention record, in its history directory. */

@@ -1,5 +1,5 @@
 // The file backend's test face: the parts its tests and the lock benchmark drive directly (the
-// per-key lock, this process's lock token, the create count), so that nothing outside this folder
+// per-key lock, this process's lock token, the create count and its marks), so that nothing outside this folder
 // imports its rooms. Not exported by mod.ts nor published as an entry: it changes with the
 // backend. Node-only imports, so a lock holder runs it from source on Node and Bun too.
 
@@ -14,4 +14,6 @@ export {
   withLock,
 } from "./lock.ts";
 export { selfToken } from "./process.ts";
-export { CapacityCheck } from "./count.ts";
+export { isSharedLockName } from "./lock_file.ts";
+export { CapacityCheck, REFRESH_MS } from "./count.ts";
+export { CreateMarks, MAX_BYTES as MAX_MARK_BYTES } from "./creates.ts";

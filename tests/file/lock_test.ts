@@ -9,6 +9,7 @@ import {
   acquire,
   EMPTY_GRACE_MS,
   inspect,
+  isSharedLockName,
   lockPath,
   type LockState,
   release,
@@ -95,7 +96,9 @@ test("a wait for a held lock ends as soon as its signal aborts, and takes nothin
     } finally {
       release(held);
     }
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    // Nothing but this process's shared lock file, closed and ready for its next lock.
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.deepEqual(left.filter((n) => !isSharedLockName(n)), []);
   }));
 
 test("a lock whose holder another pid namespace wrote is waited for and never broken", () =>
@@ -213,3 +216,55 @@ async function run(cmd: string, ...args: string[]): Promise<void> {
   const out = await new Deno.Command(cmd, { args }).output();
   assert.ok(out.success, `${cmd} failed`);
 }
+
+test("a process's locks in one directory share one file: one inode, a new content for each, open only while one is held", () =>
+  withDir(async (dir) => {
+    const a = await acquire(lockPath(dir, "a"), { key: "a" });
+    const b = await acquire(lockPath(dir, "b"), { key: "b" });
+    const shared = [...Deno.readDirSync(dir)].map((e) => e.name).filter(isSharedLockName);
+    assert.equal(shared.length, 1, "one shared file");
+    const ino = (name: string) => Deno.lstatSync(`${dir}/${name}`).ino;
+    assert.equal(ino(".a.lock"), ino(shared[0]!));
+    assert.equal(ino(".b.lock"), ino(shared[0]!));
+    assert.notEqual(a.content, b.content, "each lock has a content of its own");
+    assert.equal(await Deno.readTextFile(`${dir}/.a.lock`), b.content, "the last one written");
+    assert.equal(inspect(lockPath(dir, "a")).state, "held");
+    release(a);
+    assert.equal(inspect(lockPath(dir, "b")).state, "held", "b is still held");
+    // A name linked to the shared file for no lock (a release that could not remove it): held
+    // while this process holds any lock there, dead once it holds none.
+    Deno.linkSync(`${dir}/${shared[0]}`, `${dir}/.z.lock`);
+    assert.equal(inspect(lockPath(dir, "z")).state, "held");
+    release(b);
+    assert.equal(inspect(lockPath(dir, "z")).state, "dead", "no kernel lock once none is held");
+    // This process takes such a name back at once; a judge that saw it dead cannot remove the
+    // lock taken since: its content changed.
+    const before = await Deno.readTextFile(`${dir}/.z.lock`);
+    const started = performance.now();
+    const z = await acquire(lockPath(dir, "z"), { key: "z" });
+    assert.ok(performance.now() - started < 1_000, "taken back without waiting");
+    assert.notEqual(z.content, before);
+    assert.equal(ino(".z.lock"), ino(shared[0]!), "with the same shared file");
+    release(z);
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.deepEqual(left, shared, "nothing but the shared file, closed");
+  }));
+
+test("a shared lock file removed by hand is replaced: the next lock gets a file that works", () =>
+  withDir(async (dir) => {
+    release(await acquire(lockPath(dir, "a"), { key: "a" }));
+    const [first] = [...Deno.readDirSync(dir)].map((e) => e.name).filter(isSharedLockName);
+    await Deno.remove(`${dir}/${first}`);
+    const held = await acquire(lockPath(dir, "a"), { key: "a" });
+    assert.equal(inspect(lockPath(dir, "a")).state, "held");
+    release(held);
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.equal(names.length, 1, names.join(", "));
+    assert.ok(isSharedLockName(names[0]!) && names[0] !== first, "a new shared file");
+    // One swapped for a symlink is never written through, nor followed.
+    await Deno.writeTextFile(`${dir}/outside`, "untouched");
+    await Deno.remove(`${dir}/${names[0]}`);
+    await Deno.symlink(`${dir}/outside`, `${dir}/${names[0]}`);
+    release(await acquire(lockPath(dir, "a"), { key: "a" }));
+    assert.equal(await Deno.readTextFile(`${dir}/outside`), "untouched");
+  }));
