@@ -8,8 +8,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { CorruptError } from "../../store/errors.ts";
 import { errorKind } from "../../store/text.ts";
-import { SUFFIX } from "./names.ts";
-import { HISTORY_DIR } from "./names.ts";
+import { isBookkeepingName, SUFFIX } from "./names.ts";
 import { SIDECAR_PREFIX } from "./sidecar.ts";
 import { readCurrent, splitFile } from "./read.ts";
 import { inspect, isLockName } from "./lock.ts";
@@ -30,8 +29,8 @@ export function auditFileDir(dir: string): StoreAudit {
   const ignored: string[] = [];
   const locks: AuditLock[] = [];
   for (const name of readdirSync(dir)) {
-    // The store's own history (its problems are reported apart, by key).
-    if (name === HISTORY_DIR || name.startsWith(SIDECAR_PREFIX)) continue;
+    // The store's own history (its problems are reported apart, by key) and bookkeeping.
+    if (isBookkeepingName(name) || name.startsWith(SIDECAR_PREFIX)) continue;
     if (isLockName(name)) {
       const found = auditLock(dir, name);
       if (found === undefined) ignored.push(name);

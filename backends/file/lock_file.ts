@@ -10,12 +10,10 @@
 import { close, createWith, type FileId, lstatOf, regularFileOf, removeQuietly } from "./fs.ts";
 import { createLocked, HAS_KERNEL_LOCKS, type KernelFile, reopenLocked } from "./kernel.ts";
 import { selfToken } from "./process.ts";
-import { TEMP_SUFFIX } from "./names.ts";
+import { SHARED_LOCK_STEM, TEMP_SUFFIX } from "./names.ts";
 
 const MODE = 0o600;
 const ENCODER = new TextEncoder();
-/** The stem of a shared lock file's name, `.~lock.<token>.<nonce>.tmp` (no key's temp name). */
-const SHARED_STEM = ".~lock";
 
 /** A lock's file, written and open, ready to be linked under the lock's name. */
 export interface LockFile {
@@ -48,12 +46,6 @@ interface Shared {
 }
 
 const SHARED = new Map<string, Shared>();
-const SHARED_NAME = /^\.~lock\.[^.]+\.[0-9a-f]{12}\.tmp$/;
-
-/** Whether `name` (in a memory directory) is a process's shared lock file. */
-export function isSharedLockName(name: string): boolean {
-  return SHARED_NAME.test(name);
-}
 
 /** A file for a new lock at `path` (`.<key>.lock` or a break-lock) holding a new content. */
 export function lockFileFor(path: string): LockFile {
@@ -117,7 +109,7 @@ function holdShared(dir: string, o: { token: string; bytes: Uint8Array }): Share
     } else shared.open = open;
   }
   if (shared === undefined) {
-    const path = `${dir}/${SHARED_STEM}.${o.token}.${nextNonce()}${TEMP_SUFFIX}`;
+    const path = `${dir}/${SHARED_LOCK_STEM}.${o.token}.${nextNonce()}${TEMP_SUFFIX}`;
     let made: KernelFile | undefined;
     try {
       made = createLocked(path, { bytes: o.bytes, mode: MODE });

@@ -6,6 +6,7 @@
 //   .<key>.del                  a delete's version, beside the head it removed, until it is in
 //                               .history (write.ts)
 //   .creates                    one byte per create since the file was made (creates.ts)
+//   .~lock.<token>.<hex>.tmp    a process's file its locks are linked to (lock_file.ts)
 //   .history/<key>/<seq>.md     version <seq> of a key
 //   .history/<key>/cut          the key's retention record (retention.ts)
 //   .history/.expired           the retention records of keys that expired whole, one a line
@@ -18,6 +19,23 @@ export const SUFFIX = ".md";
 export const TEMP_SUFFIX = ".tmp";
 /** The store's create marks (creates.ts). */
 export const CREATES_NAME = ".creates";
+/** The stem of a process's shared lock file's name: `.~lock.<token>.<nonce>.tmp`. */
+export const SHARED_LOCK_STEM = ".~lock";
+const SHARED_LOCK_NAME = /^\.~lock\.[^.]+\.[0-9a-f]{12}\.tmp$/;
+
+/** Whether `name` (in a memory directory) is a process's shared lock file. */
+export function isSharedLockName(name: string): boolean {
+  return SHARED_LOCK_NAME.test(name);
+}
+
+/**
+ * Whether `name` in a memory directory is one the backend keeps for itself beside the memories:
+ * the history, the create marks, a process's shared lock file.
+ */
+export function isBookkeepingName(name: string): boolean {
+  return name === HISTORY_DIR || name === CREATES_NAME || isSharedLockName(name);
+}
+
 /** The directory under the store's that holds every key's versions. */
 export const HISTORY_DIR = ".history";
 /** A key's retention record, in its history directory. */

@@ -14,6 +14,6 @@ export {
   withLock,
 } from "./lock.ts";
 export { selfToken } from "./process.ts";
-export { isSharedLockName } from "./lock_file.ts";
+export { isBookkeepingName, isSharedLockName } from "./names.ts";
 export { CapacityCheck, REFRESH_MS } from "./count.ts";
 export { CreateMarks, MAX_BYTES as MAX_MARK_BYTES } from "./creates.ts";

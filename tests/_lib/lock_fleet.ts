@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
+import { isSharedLockName, selfToken } from "../../backends/file/testing.ts";
 import { type Child, spawnChild } from "./spawn.ts";
 import { denoEnv, denoRunArgs } from "./deno_child.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
@@ -87,8 +88,11 @@ export async function countTogether(
   const done = procs.flatMap((p) => p.records.filter((l) => l.t === "done"));
   assert.equal(done.length, members);
   assert.equal((await store.read("counter")).content, String(n * members), "increments lost");
-  // Every writer exited normally: it left no lock and no temp file (.history is the store's).
-  const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== ".history");
+  // Every writer exited normally: it left no lock, no temp file and no shared lock file (the
+  // history, the create marks and this process's own shared lock file are the store's).
+  const own = (n: string) => isSharedLockName(n) && n.includes(`.${selfToken()}.`);
+  const left = [...Deno.readDirSync(dir)].map((e) => e.name)
+    .filter((n) => n !== ".history" && n !== ".creates" && !own(n));
   assert.deepEqual(left, ["counter.md"]);
 }
 

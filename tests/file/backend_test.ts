@@ -22,6 +22,7 @@ import { WorkerGroup } from "./_spawn.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { entryTextOf, HISTORY_DIR } from "../_lib/memory_file.ts";
+import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const ENCODER = new TextEncoder();
 // The most bytes a valid header can take (store/serialize.ts derives the same bound).
@@ -42,7 +43,7 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
 // The names in a directory, without the store's own history directory.
 async function names(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) if (e.name !== HISTORY_DIR) out.push(e.name);
+  for await (const e of Deno.readDir(dir)) if (!isBookkeepingName(e.name)) out.push(e.name);
   return out.sort();
 }
 

@@ -16,6 +16,7 @@ import { mulberry32 } from "../_lib/rng.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
 import { HISTORY_DIR } from "../_lib/memory_file.ts";
+import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const PROCESSES = 4;
 const KEY_LEGAL_FILE = /^[A-Za-z0-9._=-]+\.md$/;
@@ -73,7 +74,7 @@ async function scan(dir: string): Promise<{ entries: string[]; temps: string[] }
   const entries: string[] = [];
   const temps: string[] = [];
   for await (const e of Deno.readDir(dir)) {
-    if (e.name === HISTORY_DIR) continue; // the store's own versions
+    if (isBookkeepingName(e.name)) continue; // the store's own versions and bookkeeping
     if (e.name.startsWith(".")) temps.push(e.name);
     else if (e.isFile && KEY_LEGAL_FILE.test(e.name)) entries.push(e.name.slice(0, -3));
     else throw new Error(`unexpected name in the store directory: ${e.name}`);

@@ -21,6 +21,7 @@ import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
 import type { Call } from "./_worker.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { entryTextOf, HISTORY_DIR } from "../_lib/memory_file.ts";
+import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const DROP_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"];
@@ -99,7 +100,7 @@ function assertRefused(r: WorkerRecord, code: string, root: string, what: string
 async function contents(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for await (const e of Deno.readDir(dir)) {
-    if (e.name === HISTORY_DIR) continue; // the store's own versions
+    if (isBookkeepingName(e.name)) continue; // the store's own versions and bookkeeping
     out[e.name] = entryTextOf(await Deno.readTextFile(`${dir}/${e.name}`));
   }
   return out;

@@ -14,7 +14,8 @@ import {
   type Store,
 } from "../../mod.ts";
 import { lockHolder, rbuWorker } from "./_rbu_spawn.ts";
-import { fileTest } from "./_fixture.ts";
+import { fileTest, leftIn } from "./_fixture.ts";
+import { isSharedLockName } from "../../backends/file/testing.ts";
 import { denoEnv, TEST_CONFIG } from "../_lib/deno_child.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 
@@ -149,22 +150,24 @@ fileTest(
     plant(`.k.0123456789abcdef.tmp`, old); // an older version's name, hours old
     await openFileStore({ dir });
     const left = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    // The live holder's lock is linked to its shared lock file, which stays while it lives.
+    const shared = left.filter(isSharedLockName);
+    assert.ok(shared.every((n) => n.includes(`.${alive}.`)), shared.join(", "));
     assert.deepEqual(
-      left,
+      left.filter((n) => !isSharedLockName(n)),
       [
         `.held.lock`,
         `.k.${alive}.0123456789abcdef.tmp`,
         `.k.1-0-00000000.fedcba9876543210.tmp`,
       ].sort(),
     );
-    // Once the holder is killed, its lock and temp file go at the next sweep (list() sweeps).
+    // Once the holder is killed, its lock, its shared lock file and its temp file go at the next
+    // sweep (list() sweeps).
     live.kill();
     await live[Symbol.asyncDispose]();
     const store = await openFileStore({ dir });
     await store.list();
-    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), [
-      `.k.1-0-00000000.fedcba9876543210.tmp`,
-    ]);
+    assert.deepEqual(leftIn(dir), [`.k.1-0-00000000.fedcba9876543210.tmp`]);
   },
 );
 
