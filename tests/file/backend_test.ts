@@ -21,7 +21,7 @@ import {
 import { WorkerGroup } from "./_spawn.ts";
 import { spawnChild } from "../_lib/spawn.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { entryTextOf, HISTORY_DIR } from "../_lib/memory_file.ts";
+import { entryTextOf } from "../_lib/memory_file.ts";
 import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const ENCODER = new TextEncoder();

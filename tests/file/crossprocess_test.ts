@@ -15,7 +15,6 @@ import { checkEntry, stampedEntry } from "./_entries.ts";
 import { mulberry32 } from "../_lib/rng.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
-import { HISTORY_DIR } from "../_lib/memory_file.ts";
 import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const PROCESSES = 4;

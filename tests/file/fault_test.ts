@@ -20,7 +20,7 @@ import {
 import { WorkerGroup, type WorkerRecord } from "./_spawn.ts";
 import type { Call } from "./_worker.ts";
 import { tempDir } from "../_lib/temp_dir.ts";
-import { entryTextOf, HISTORY_DIR } from "../_lib/memory_file.ts";
+import { entryTextOf } from "../_lib/memory_file.ts";
 import { isBookkeepingName } from "../../backends/file/testing.ts";
 
 const IS_ROOT = Deno.uid() === 0;

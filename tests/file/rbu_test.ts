@@ -14,7 +14,6 @@ import {
 import { acquire, lockPath, release } from "../../backends/file/testing.ts";
 import { lockHolder, rbuWorker } from "./_rbu_spawn.ts";
 import { fileTest, leftIn } from "./_fixture.ts";
-import { HISTORY_DIR } from "../_lib/memory_file.ts";
 
 fileTest(
   "readBeforeUpdate: 4 processes x 100 read-modify-write increments lose nothing, even with a lock holder SIGKILLed",

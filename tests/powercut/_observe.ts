@@ -41,7 +41,8 @@ export async function observe(
   const strangers: string[] = [];
   let leftovers = 0;
   for (const n of names) {
-    if (ours.has(n) || n === HISTORY_DIR) continue;
+    // The history and the create marks are the store's own (a shared lock file is a temp file).
+    if (ours.has(n) || n === HISTORY_DIR || n === ".creates") continue;
     // A delete's version beside the head it removed (`.<key>.del`) is the library's too.
     if (
       n.startsWith(".") &&
