@@ -239,6 +239,27 @@ export function appendTo(path: string, bytes: Uint8Array): void {
   }
 }
 
+/**
+ * `createWith` with the file made on the runtime's thread pool: a new inode waits for the journal
+ * while other writes' flushes run, and the event loop need not wait with it.
+ */
+export function createWithAsync(path: string, bytes: Uint8Array, mode: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    fs.open(path, CREATE_FLAGS, mode, (e, fd) => {
+      if (e) return reject(e);
+      try {
+        fs.fchmodSync(fd, mode);
+        for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off);
+      } catch (e) {
+        fs.closeSync(fd);
+        removeQuietly(path);
+        return reject(e);
+      }
+      resolve(fd);
+    })
+  );
+}
+
 /** Flushes a file's data (and the size needed to read it back) to disk. */
 export function syncData(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (e) => e ? reject(e) : resolve()));

@@ -18,6 +18,7 @@ import { type Dir, syncOpenDir } from "./dirs.ts";
 import {
   close,
   createWith,
+  createWithAsync,
   fileIdOf,
   kindOf,
   kindOfQuick,
@@ -116,6 +117,8 @@ interface Attempt {
 /** The writes of one file store. */
 export class Writer {
   readonly #c: WriteConfig;
+  // This handle's writes under way.
+  #inFlight = 0;
 
   constructor(config: WriteConfig) {
     this.#c = config;
@@ -123,6 +126,15 @@ export class Writer {
 
   /** Writes (or deletes) one key; see the top of this file. */
   async write(req: WriteRequest): Promise<Written> {
+    this.#inFlight++;
+    try {
+      return await this.#writeNow(req);
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  async #writeNow(req: WriteRequest): Promise<Written> {
     const w = req.write;
     const entry = w === null ? NOTHING : ENCODER.encode(serializeValid(w.description, w.content));
     for (let attempt = 1;; attempt++) {
@@ -437,7 +449,10 @@ export class Writer {
   }): Promise<string> {
     const { key, bytes } = o;
     const temp = `${this.#c.root}/${tempName(key, selfToken())}`;
-    const fd = createWith(temp, bytes, FILE_MODE);
+    // With other writes in flight the file is made off the event loop (see createWithAsync).
+    const fd = this.#inFlight > 1
+      ? await createWithAsync(temp, bytes, FILE_MODE)
+      : createWith(temp, bytes, FILE_MODE);
     try {
       const durable = o.evidence && this.#c.durable;
       const flushed = Promise.all([
