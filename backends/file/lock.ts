@@ -1,10 +1,11 @@
 // A per-key lock for the file backend's writes, shared by every process on the machine whatever
 // its runtime, pid namespace or container: the name `.<key>.lock`, published with `link` from a
-// file that holds its holder's token (lock_file.ts: on Deno one file per process and directory). `withLock` runs a synchronous section under it, `acquire`
-// and `release` hold it across awaits. Acquiring waits while a live (or unjudgeable) holder has
-// it, honours its signal, breaks a dead holder's lock (exclusively, and only that very file),
-// and fails with `UnavailableError` after LOCK_WAIT_MS, or at once for a name this library did
-// not write. Why it is built so: docs/design/file-locks.md.
+// file that holds its holder's token (lock_file.ts: on Deno one file per process and directory).
+// `withLock` runs a synchronous section under it, `acquire` and `release` hold it across awaits.
+// Acquiring waits while a live (or unjudgeable) holder has it, honours its signal, breaks a dead
+// holder's lock (exclusively, and only that very file), and fails with `UnavailableError` after
+// LOCK_WAIT_MS, or at once for a name this library did not write. Why it is built so:
+// docs/design/file-locks.md.
 
 import { createHash } from "node:crypto";
 import { UnavailableError } from "../../store/errors.ts";
