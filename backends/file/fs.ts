@@ -213,14 +213,18 @@ export function close(fd: number): void {
  * open descriptor. Fails with `EEXIST` when the name is taken.
  */
 export function createWith(path: string, bytes: Uint8Array, mode: number): number {
-  const fd = fs.openSync(path, CREATE_FLAGS, mode);
+  return filled(fs.openSync(path, CREATE_FLAGS, mode), { path, bytes, mode });
+}
+
+// A new file's mode set (the umask may have taken bits from the one given to open) and its bytes
+// written; closed and removed when either fails.
+function filled(fd: number, o: { path: string; bytes: Uint8Array; mode: number }): number {
   try {
-    // The umask may have taken bits from the mode given to open; the mode is the file's own.
-    fs.fchmodSync(fd, mode);
-    for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off);
+    fs.fchmodSync(fd, o.mode);
+    for (let off = 0; off < o.bytes.length;) off += fs.writeSync(fd, o.bytes, off);
   } catch (e) {
     fs.closeSync(fd);
-    removeQuietly(path);
+    removeQuietly(o.path);
     throw e;
   }
   return fd;
@@ -248,14 +252,10 @@ export function createWithAsync(path: string, bytes: Uint8Array, mode: number): 
     fs.open(path, CREATE_FLAGS, mode, (e, fd) => {
       if (e) return reject(e);
       try {
-        fs.fchmodSync(fd, mode);
-        for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off);
+        resolve(filled(fd, { path, bytes, mode }));
       } catch (e) {
-        fs.closeSync(fd);
-        removeQuietly(path);
-        return reject(e);
+        reject(e);
       }
-      resolve(fd);
     })
   );
 }
