@@ -170,9 +170,14 @@ export function historyConformance(test: Register): void {
   test("history: auditLog() lists versions across keys oldest first, filtered by run, actor, key, taint, time", async ({ store }) => {
     const a = new Scope({ run: "run-a", actor: "alice" });
     const b = new Scope({ run: "run-b", actor: "bob", tainted: true });
+    // Across keys the file backend orders by its writers' clock (milliseconds; docs/history.md):
+    // each write here starts on a new millisecond, as writes of different runs do.
     await store.create("x", "about x", "1", { scope: a });
+    await nextMs();
     await store.create("y", "about y", "1", { scope: b });
+    await nextMs();
     await update(store, "x", "2", b);
+    await nextMs();
     await store.delete("y", { scope: a });
     const all = await auditLog(store);
     assert.deepEqual(all.map((v) => [v.key, v.op, v.run]), [
@@ -275,4 +280,10 @@ export function historyConformance(test: Register): void {
     for (let i = 0; i < 5; i++) await update(store, "k", `v${i}`, scope);
     assert.deepEqual((await store.list()).map((item) => item.key), ["k"]);
   });
+}
+
+// Resolves once the clock has moved past the millisecond it was called in.
+async function nextMs(): Promise<void> {
+  const now = Date.now();
+  while (Date.now() <= now) await new Promise((r) => setTimeout(r, 1));
 }
