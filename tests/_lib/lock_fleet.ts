@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { openFileStore } from "../../mod.ts";
-import { isSharedLockName, selfToken } from "../../backends/file/testing.ts";
+import { leftIn } from "./left_in.ts";
 import { type Child, spawnChild } from "./spawn.ts";
 import { denoEnv, denoRunArgs } from "./deno_child.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
@@ -90,10 +90,7 @@ export async function countTogether(
   assert.equal((await store.read("counter")).content, String(n * members), "increments lost");
   // Every writer exited normally: it left no lock, no temp file and no shared lock file (the
   // history, the create marks and this process's own shared lock file are the store's).
-  const own = (n: string) => isSharedLockName(n) && n.includes(`.${selfToken()}.`);
-  const left = [...Deno.readDirSync(dir)].map((e) => e.name)
-    .filter((n) => n !== ".history" && n !== ".creates" && !own(n));
-  assert.deepEqual(left, ["counter.md"]);
+  assert.deepEqual(leftIn(dir), ["counter.md"]);
 }
 
 /**

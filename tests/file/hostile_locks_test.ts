@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { auditStore, openFileStore } from "../../mod.ts";
-import { isSharedLockName, selfToken } from "../../backends/file/testing.ts";
+import { leftIn } from "../_lib/left_in.ts";
 import { denoRunner, liveLock, startGroup } from "../_lib/lock_fleet.ts";
 import type { LockJob } from "../runtimes/lock_worker.ts";
 import { type ChildRecord, spawnChild } from "../_lib/spawn.ts";
@@ -223,13 +223,7 @@ for (const [kind, future] of LIVE_CASES) {
       }
       // Left: the history, the create marks, and this process's own shared lock file (its
       // children's went at their exit).
-      const left = [...Deno.readDirSync(dir)].map((e) => e.name);
-      const kept = (n: string) => n === ".history" || n === ".creates" || ownSharedLock(n);
-      assert.deepEqual(left.filter((n) => !kept(n)), []);
+      assert.deepEqual(leftIn(dir), []);
     },
   );
-}
-
-function ownSharedLock(name: string): boolean {
-  return isSharedLockName(name) && name.includes(`.${selfToken()}.`);
 }
