@@ -56,6 +56,7 @@ import { Keeper } from "./jetstream/keeper.ts";
 import { MarkerPurger } from "./jetstream/markers.ts";
 import { NoHistory } from "./jetstream/step.ts";
 import { DIRECT_TIMEOUT_MS } from "./jetstream/messages.ts";
+import { directGets } from "./jetstream/direct.ts";
 import { HISTORY_OPTION, retentionOf } from "../store/retention.ts";
 import { REVIEW_OPTION, reviewModeOf } from "../store/review.ts";
 import { reviewStream } from "./jetstream/proposals.ts";
@@ -357,8 +358,8 @@ export async function openJetStreamStore(
         i !== undefined && i.config.num_replicas <= 1 && i.config.allow_direct
       ).map((i) => i!.config.name),
     ),
-    jsm: await jetstream(nc, { timeout: Math.min(timeout, DIRECT_TIMEOUT_MS), checkAPI: false })
-      .jetstreamManager(false),
+    gets: directGets(nc),
+    ms: Math.min(timeout, DIRECT_TIMEOUT_MS),
   };
   // nats-server 2.9 moves consumers past what they have not delivered when any subject of the
   // stream is purged (see jetstream/pull.ts); 2.10 does not.

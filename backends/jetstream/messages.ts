@@ -1,13 +1,14 @@
 // Reading one stored message of the bucket's stream or its history stream, with its server time.
 // A stream of one replica that allows direct gets is read with one (the cheapest request, answered
-// by the only server, after every write it acknowledged); a replicated one through the stream API,
-// which its leader answers, since a replica may answer a direct get from behind the leader. A
-// direct get of a stream that is gone gets no answer, so one unanswered within `DIRECT_TIMEOUT_MS`
-// is asked again through the stream API, which says so.
+// by the only server, after every write it acknowledged, through direct.ts); a replicated one
+// through the stream API, which its leader answers, since a replica may answer a direct get from
+// behind the leader. A direct get of a stream that is gone gets no answer, so one unanswered within
+// `DIRECT_TIMEOUT_MS` (or answered with a status other than "not found") is asked again through
+// the stream API, which says what is wrong.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
-import type { JetStreamManager, StoredMsg } from "@nats-io/jetstream";
-import { errorName } from "./errors.ts";
+import type { JetStreamManager } from "@nats-io/jetstream";
+import { ASK_AGAIN, type DirectGets } from "./direct.ts";
 import { isoOfTimestamp } from "./provenance.ts";
 
 /** One stored message. */
@@ -29,8 +30,9 @@ export interface MessageSource {
   /** Stream names that take direct gets (one replica, `allow_direct`), and what makes them. */
   readonly direct: {
     readonly streams: ReadonlySet<string>;
-    /** A manager whose requests time out after `DIRECT_TIMEOUT_MS`. */
-    readonly jsm: JetStreamManager;
+    readonly gets: DirectGets;
+    /** How long a direct get may go unanswered (at most `DIRECT_TIMEOUT_MS`). */
+    readonly ms: number;
   };
 }
 
@@ -46,15 +48,23 @@ export async function getMessage(
   q: MessageQuery & { readonly stream: string },
 ): Promise<Stored | null> {
   const { stream, ...query } = q;
-  let m: StoredMsg | null | undefined;
   if (src.direct.streams.has(stream)) {
-    m = await src.direct.jsm.direct.getMessage(stream, query).catch((e) => {
-      if (errorName(e) === "TimeoutError") return undefined;
-      throw e;
-    });
+    const got = await src.direct.gets.get(stream, query, src.direct.ms);
+    if (got === null) return null;
+    if (got !== ASK_AGAIN) {
+      const { header, data } = got;
+      const seq = Number(header.last("Nats-Sequence"));
+      return {
+        subject: header.last("Nats-Subject"),
+        seq: Number.isSafeInteger(seq) ? seq : 0,
+        header,
+        data,
+        at: isoOfTimestamp(header.last("Nats-Time-Stamp")),
+      };
+    }
   }
   // The stream API takes `next_by_subj` too, though the client's type does not say so.
-  if (m === undefined) m = await src.jsm.streams.getMessage(stream, query as { seq: number });
+  const m = await src.jsm.streams.getMessage(stream, query as { seq: number });
   if (m === null) return null;
   return {
     subject: m.subject,

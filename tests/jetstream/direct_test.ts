@@ -1,0 +1,119 @@
+// Direct gets through the backend's own reply subscription (backends/jetstream/direct.ts): the
+// same answers as the stream API, the connection's own inbox prefix, and what it cannot answer
+// asked again rather than guessed.
+
+import assert from "node:assert/strict";
+import { connect } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/nats-core";
+import { jetstreamManager } from "@nats-io/jetstream";
+import {
+  createJetStreamBucket,
+  JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+  openJetStreamStore,
+} from "../../mod.ts";
+import { ASK_AGAIN, directGets } from "../../backends/jetstream/direct.ts";
+import { getMessage, type MessageSource } from "../../backends/jetstream/messages.ts";
+import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
+
+const STREAM = "KV_direct";
+const BUCKET = {
+  bucket: "direct",
+  replicas: 1,
+  storage: "file",
+  maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
+} as const;
+
+async function sources(nc: NatsConnection): Promise<{ direct: MessageSource; api: MessageSource }> {
+  const jsm = await jetstreamManager(nc);
+  const gets = directGets(nc);
+  return {
+    direct: { jsm, direct: { streams: new Set([STREAM]), gets, ms: 1_000 } },
+    api: { jsm, direct: { streams: new Set(), gets, ms: 1_000 } },
+  };
+}
+
+Deno.test({
+  name: "direct gets answer every query as the stream API does: message, headers, time, none",
+  ...needsNats(),
+  async fn() {
+    await using server = await startNatsServer();
+    const nc = await connect({ servers: server.url });
+    try {
+      await createJetStreamBucket(nc, BUCKET);
+      const jsm = await jetstreamManager(nc);
+      const js = jsm.jetstream();
+      for (let i = 0; i < 3; i++) {
+        const h = headers();
+        h.set("X-Mark", `m${i}`);
+        await js.publish(`$KV.direct.k${i % 2}`, `body ${i}`, { headers: h });
+      }
+      const { direct, api } = await sources(nc);
+      const queries = [
+        { last_by_subj: "$KV.direct.k0" },
+        { last_by_subj: "$KV.direct.k1" },
+        { last_by_subj: "$KV.direct.none" },
+        { seq: 2 },
+        { seq: 9 },
+        { seq: 1, next_by_subj: "$KV.direct.k1" },
+        { seq: 3, next_by_subj: "$KV.direct.k1" },
+      ];
+      for (const q of queries) {
+        const [a, b] = await Promise.all([
+          getMessage(direct, { stream: STREAM, ...q }),
+          getMessage(api, { stream: STREAM, ...q }),
+        ]);
+        const shown = (m: typeof a) =>
+          m === null ? null : {
+            subject: m.subject,
+            seq: m.seq,
+            data: new TextDecoder().decode(m.data),
+            at: m.at,
+            mark: m.header?.get("X-Mark"),
+          };
+        assert.deepEqual(shown(a), shown(b), JSON.stringify(q));
+      }
+      // A stream nothing answers for is not guessed at: the caller asks the stream API instead.
+      const t0 = performance.now();
+      assert.equal(
+        await directGets(nc).get("KV_gone", { last_by_subj: "$KV.gone.k" }, 300),
+        ASK_AGAIN,
+      );
+      assert.ok(performance.now() - t0 < 2_000);
+    } finally {
+      await nc.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "direct gets reply to the connection's own inbox prefix, so a user allowed only that one reads with them",
+  ...needsNats(),
+  async fn() {
+    const config = `authorization { users = [ { user: "app", password: "pw", permissions: {
+      publish: { allow: [">"] }, subscribe: { allow: ["_INBOX_app.>"] } } } ] }`;
+    await using server = await startNatsServer({ config });
+    const nc = await connect({
+      servers: server.url,
+      user: "app",
+      pass: "pw",
+      inboxPrefix: "_INBOX_app",
+    });
+    try {
+      await createJetStreamBucket(nc, BUCKET);
+      const store = await openJetStreamStore({ bucket: "direct", prefix: "" }, { nc });
+      await store.create("k", "about k", "body");
+      // Every read request the store sends, by subject.
+      const sent: string[] = [];
+      const publish = nc.publish.bind(nc);
+      nc.publish = (subject, ...rest) => {
+        sent.push(subject);
+        return publish(subject, ...rest);
+      };
+      for (let i = 0; i < 3; i++) assert.equal((await store.read("k")).content, "body");
+      assert.deepEqual(sent, Array(3).fill(`$JS.API.DIRECT.GET.${STREAM}.$KV.direct.k`));
+    } finally {
+      await nc.close();
+    }
+  },
+});
