@@ -186,6 +186,16 @@ export interface HeldProposal {
  * store/review.ts's; a backend keeps records and makes each state change atomic across
  * processes.
  */
+/** A key's newest version as a held write's look at the key sees it (`ReviewOps.head`). */
+export interface Head {
+  /** The `Scope` namespace its revision is recorded in. */
+  readonly namespace: string;
+  /** Its revision as a read records it in a `Scope`. */
+  readonly revision: number;
+  /** Its version's revision (a proposal's base); `undefined` when it has no version record. */
+  readonly version: string | undefined;
+}
+
 export interface ReviewOps {
   /** Whether `update` is revision-checked for every call (option `readBeforeUpdate`). */
   readonly readBeforeUpdate: boolean;
@@ -207,6 +217,12 @@ export interface ReviewOps {
    * `undefined` otherwise. Lets a held write send its proposal while the key is looked at.
    */
   baseHint?(key: string, call: Call): string | undefined;
+  /**
+   * The key's newest version as a read would see it, without reading its entry; `undefined` when
+   * the key holds nothing. A held write looks at the key with it where the backend has it
+   * (through `readLatest` otherwise).
+   */
+  head?(key: string, call: Call): Promise<Head | undefined>;
   /** Proposal `id` as pending (with its claim) or decided; `undefined` when there is none. */
   get(
     id: string,

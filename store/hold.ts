@@ -6,7 +6,7 @@
 
 import { CapacityError, ExistsError, NotFoundError, StaleError } from "./errors.ts";
 import { Scope } from "./scope.ts";
-import type { BackendOps, Call, EntryVersion, HistoryOps, ReviewOps } from "./backend.ts";
+import type { BackendOps, Call, EntryVersion, Head, HistoryOps, ReviewOps } from "./backend.ts";
 import type { CallOptions, Proposal, ReviewMode } from "./types.ts";
 import { checkCapacity, type ValidWrite } from "./validate.ts";
 import { newProposalId } from "./proposal_record.ts";
@@ -117,15 +117,8 @@ async function check(
   const counting = op === "create" ? review.count(call) : undefined;
   counting?.catch(() => {});
   // The key as it is now, and the revision a read would record (in the backend's namespace).
-  const look = new Scope();
-  let head: EntryVersion | undefined;
-  try {
-    head = await history.readLatest(key, { ...call, scope: look });
-  } catch (e) {
-    if (!(e instanceof NotFoundError)) throw e;
-  }
-  const [namespace] = Object.keys(look.snapshot().revisions);
-  const now = namespace === undefined ? undefined : look.revision(namespace, key);
+  const { head, namespace } = await look(history, key, call);
+  const now = head?.revision;
   const seen = namespace === undefined ? undefined : call.scope?.revision(namespace, key);
   if (op === "delete" && namespace !== undefined) call.scope?.forget(namespace, key);
   const checked = call.checked || (op === "update" && review.readBeforeUpdate);
@@ -154,7 +147,34 @@ async function check(
   if (op === "delete" && head === undefined) return false;
   // A write that would create the key needs room for it now.
   if (head === undefined) checkCapacity(await (counting ?? review.count(call)), key);
-  return head?.version?.revision;
+  return head?.version;
+}
+
+// The key's newest version (`undefined`: none) and the namespace its revisions are recorded in
+// (where a read tells it), through the review's own look where the backend has one.
+async function look(
+  history: HistoryOps,
+  key: string,
+  call: Call,
+): Promise<{ head: Head | undefined; namespace: string | undefined }> {
+  const own = history.review!.head;
+  if (own !== undefined) {
+    const head = await own(key, call);
+    return { head, namespace: head?.namespace };
+  }
+  const scope = new Scope();
+  let latest: EntryVersion | undefined;
+  try {
+    latest = await history.readLatest(key, { ...call, scope });
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+  }
+  const [namespace] = Object.keys(scope.snapshot().revisions);
+  const revision = namespace === undefined ? undefined : scope.revision(namespace, key);
+  const head = latest === undefined || namespace === undefined || revision === undefined
+    ? undefined
+    : { namespace, revision, version: latest.version?.revision };
+  return { head, namespace };
 }
 
 function proposalOf(w: HeldWrite, call: Call, base: string | undefined): Proposal {

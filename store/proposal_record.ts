@@ -20,10 +20,13 @@ const OPS: ReadonlySet<unknown> = new Set(["create", "update", "delete"]);
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 /** A new random proposal id. */
 export function newProposalId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  let id = "";
+  for (const b of crypto.getRandomValues(new Uint8Array(8))) id += HEX[b];
+  return id;
 }
 
 /** The bytes of a record. */

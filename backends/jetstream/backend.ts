@@ -7,7 +7,7 @@ import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import { parseEntry, serializeValid } from "../../store/serialize.ts";
 import type { Entry, Info, Item } from "../../store/types.ts";
 import type { ValidWrite } from "../../store/validate.ts";
-import type { BackendOps, Call, EntryVersion, HistoryOps } from "../../store/backend.ts";
+import type { BackendOps, Call, EntryVersion, Head, HistoryOps } from "../../store/backend.ts";
 import type { Version } from "../../store/types.ts";
 import type { StoreAudit } from "../../store/types.ts";
 import { quote } from "../../store/text.ts";
@@ -18,8 +18,8 @@ import { deleteKey } from "./delete.ts";
 import { BACKEND, checkRevision, PREFIX, withAbort } from "./errors.ts";
 import { aborted, type BackendConfig, Handle } from "./handle.ts";
 import { Keeper } from "./keeper.ts";
-import { getMessage } from "./messages.ts";
-import { isoOfNanos, readRecord, toVersion } from "./provenance.ts";
+import { getMessage, type Stored } from "./messages.ts";
+import { hasRecord, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
 import { jetStreamReview } from "./proposals.ts";
@@ -46,7 +46,7 @@ export class JetStreamBackend implements BackendOps {
       ...historyOps(this.#h, { keeper, now: config.now }),
       index: (call) => this.#list(call, true),
       readLatest: (key, call) => this.#read(key, { call, withVersion: true }),
-      review: jetStreamReview(this.#h),
+      review: jetStreamReview(this.#h, (key, call) => this.#head(key, call)),
       redact: (key, o, call) => redactJetStream(this.#h, keeper.target, { key, o }, call),
     };
   }
@@ -102,18 +102,7 @@ export class JetStreamBackend implements BackendOps {
   ): Promise<EntryVersion> {
     const { call, withVersion } = o;
     const h = this.#h;
-    const c = { op: "read", key, call } as const;
-    if (h.gone) await h.run(c, () => Promise.resolve());
-    const work = getMessage(h.c, { stream: h.c.stream, last_by_subj: h.subject(key) });
-    let m: Awaited<typeof work>;
-    try {
-      m = await (call.signal === undefined ? work : withAbort(work, {
-        signal: call.signal,
-        fail: (cause) => aborted(c, cause),
-      }));
-    } catch (err) {
-      throw h.failure(c, err);
-    }
+    const m = await this.#latest(key, call);
     if (m === null || isMarkerMessage(m.header)) {
       throw new NotFoundError(
         `${PREFIX} Cannot read memory ${quote(key)}: no memory has this key`,
@@ -128,6 +117,34 @@ export class JetStreamBackend implements BackendOps {
     const version = record &&
       toVersion({ key, revision, at: m.at, description: entry.description }, record);
     return { entry, version };
+  }
+
+  // The key's newest revision, without reading its entry (a held write's look at the key).
+  async #head(key: string, call: Call): Promise<Head | undefined> {
+    const m = await this.#latest(key, call);
+    if (m === null || isMarkerMessage(m.header)) return undefined;
+    const revision = checkRevision(m.seq);
+    return {
+      namespace: this.#h.ns,
+      revision,
+      version: hasRecord(m.header) ? String(revision) : undefined,
+    };
+  }
+
+  // The key's latest message (a marker included), read as a read call.
+  async #latest(key: string, call: Call): Promise<Stored | null> {
+    const h = this.#h;
+    const c = { op: "read", key, call } as const;
+    if (h.gone) await h.run(c, () => Promise.resolve());
+    const work = getMessage(h.c, { stream: h.c.stream, last_by_subj: h.subject(key) });
+    try {
+      return await (call.signal === undefined ? work : withAbort(work, {
+        signal: call.signal,
+        fail: (cause) => aborted(c, cause),
+      }));
+    } catch (err) {
+      throw h.failure(c, err);
+    }
   }
 
   create(w: ValidWrite, call: Call): Promise<void> {

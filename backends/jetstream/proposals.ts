@@ -31,21 +31,23 @@ export function reviewSubjects(bucket: string): string {
 // A change that lost a race re-reads and tries again at most this many times.
 const MAX_ATTEMPTS = 8;
 
-/** The review storage of a jetstream store handle. */
-export function jetStreamReview(h: Handle): ReviewOps {
-  return new JetStreamReview(h);
+/** The review storage of a jetstream store handle, looking at keys with `head`. */
+export function jetStreamReview(h: Handle, head: NonNullable<ReviewOps["head"]>): ReviewOps {
+  return new JetStreamReview(h, head);
 }
 
 class JetStreamReview implements ReviewOps {
   readonly readBeforeUpdate: boolean;
+  readonly head: NonNullable<ReviewOps["head"]>;
   readonly #h: Handle;
   readonly #stream: string;
   readonly #base: string;
   readonly #queue = new QueueBound();
   #adding: Promise<void> = Promise.resolve();
 
-  constructor(h: Handle) {
+  constructor(h: Handle, head: NonNullable<ReviewOps["head"]>) {
     this.#h = h;
+    this.head = head;
     this.readBeforeUpdate = h.c.readBeforeUpdate;
     this.#stream = reviewStream(h.c.bucket);
     this.#base = `$KVR.${h.c.bucket}.${h.c.prefix === "" ? "~" : h.c.prefix}`;

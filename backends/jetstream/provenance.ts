@@ -142,6 +142,11 @@ export interface HeaderSource {
 
 const SEQ = /^[1-9][0-9]{0,15}$/;
 
+/** Whether `h` carries a version record (well formed or not: `readRecord` checks it). */
+export function hasRecord(h: HeaderSource | undefined): boolean {
+  return h !== undefined && (h.has(H.op) || h.has(H.format));
+}
+
 /** The record in `h`, checked field by field. */
 export function readRecord(h: HeaderSource | undefined): ReadRecord {
   const get = (name: string): string | undefined => {
