@@ -23,6 +23,7 @@ import {
 } from "./pack.ts";
 import { readRecord } from "./provenance.ts";
 import { isMarkerMessage } from "./scan.ts";
+import { streamInfo } from "./direct.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 // How many times a mover starts over when another mover wrote to the history subject first.
@@ -216,7 +217,7 @@ async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {
   if (t.anchor === 1) return true;
   const [first, info] = await Promise.all([
     getMessage(t, { stream: t.stream, seq: 1, next_by_subj: subject }),
-    t.jsm.streams.info(t.stream),
+    streamInfo(t, t.stream),
   ]);
   if (first === null) return true;
   if (t.anchor !== undefined && t.anchor < first.seq) return true;

@@ -17,6 +17,7 @@ import type { Handle } from "./handle.ts";
 import { getMessage } from "./messages.ts";
 import { readAll } from "./scan.ts";
 import { publish } from "./write.ts";
+import { streamInfo } from "./direct.ts";
 
 /** The review stream of `bucket`. */
 export function reviewStream(bucket: string): string {
@@ -129,7 +130,7 @@ class JetStreamReview implements ReviewOps {
 
   // How many proposals are pending, at the review stream's last sequence read just before.
   async #count(d: Deadline): Promise<Bound> {
-    const info = await this.#h.c.jsm.streams.info(this.#stream);
+    const info = await streamInfo(this.#h.c, this.#stream);
     const seq = info.state.last_seq;
     const drained = await this.#drain(`${this.#base}.p.*`, d, () => {}, true);
     const bound = { pending: drained?.initial ?? 0, seq, counted: true };

@@ -11,6 +11,7 @@ import type { Bound } from "./capacity.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
 import { drain, nanosOf, type Pulled } from "./pull.ts";
 import { ANCHOR_NAME, KV_OPERATION } from "./wire.ts";
+import { streamInfo } from "./direct.ts";
 
 // The server removes a listing's consumer after this long without pulls if the delete that
 // normally follows a listing is lost (the connection dropped, say).
@@ -195,7 +196,7 @@ async function readOnce(
   // On 2.9 a purge while the consumer is made can make it forget the last message of every
   // subject it found, not only move it (see `forgot`): the stream's last sequence before it was
   // made tells what it must deliver first.
-  const before = src.purgesSkip ? (await jsm.streams.info(stream)).state.last_seq : undefined;
+  const before = src.purgesSkip ? (await streamInfo(src, stream)).state.last_seq : undefined;
   const ci: ConsumerInfo = await jsm.consumers.add(stream, options.config);
   if (src.purgesSkip && ci.num_pending === 0) {
     // Saying it has nothing to deliver of a filter that matches a message, it was moved.
@@ -337,7 +338,7 @@ export async function count(
   o: { readonly d: Deadline; readonly prior?: { bound: Bound | undefined; created: string } },
 ): Promise<Bound & { created: string; oldMarkers: OldMarker[] }> {
   const { d, prior } = o;
-  const info = await ks.jsm.streams.info(ks.stream);
+  const info = await streamInfo(ks, ks.stream);
   const { created } = info;
   const seq = info.state.last_seq;
   const messages = info.state.messages;

@@ -1,5 +1,8 @@
-// The jetstream backend's test face: what its tests check without a server of every version, so
-// that nothing outside this folder imports its rooms. Not exported by mod.ts nor published as an
-// entry: it changes with the backend. (Tests age delete markers through `JetStreamDeps.now`.)
+// The jetstream backend's test face: what its tests check without a server of every version, and
+// the direct gets they compare with the stream API, so that nothing outside this folder imports
+// its rooms. Not exported by mod.ts nor published as an entry: it changes with the backend.
+// (Tests age delete markers through `JetStreamDeps.now`.)
 
 export { checkServerVersion } from "./bind.ts";
+export { ASK_AGAIN, directGets, streamInfo } from "./direct.ts";
+export { getMessage, type MessageSource } from "./messages.ts";

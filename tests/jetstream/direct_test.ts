@@ -1,6 +1,6 @@
-// Direct gets through the backend's own reply subscription (backends/jetstream/direct.ts): the
-// same answers as the stream API, the connection's own inbox prefix, and what it cannot answer
-// asked again rather than guessed.
+// Direct gets and stream infos through the backend's own reply subscription
+// (backends/jetstream/direct.ts): the same answers as the client's API, the connection's own inbox
+// prefix, and what it cannot answer asked again rather than guessed.
 
 import assert from "node:assert/strict";
 import { connect } from "@nats-io/transport-node";
@@ -11,8 +11,13 @@ import {
   JETSTREAM_HISTORY_MIN_VALUE_SIZE,
   openJetStreamStore,
 } from "../../mod.ts";
-import { ASK_AGAIN, directGets } from "../../backends/jetstream/direct.ts";
-import { getMessage, type MessageSource } from "../../backends/jetstream/messages.ts";
+import {
+  ASK_AGAIN,
+  directGets,
+  getMessage,
+  type MessageSource,
+  streamInfo,
+} from "../../backends/jetstream/testing.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 
 const STREAM = "KV_direct";
@@ -33,7 +38,8 @@ async function sources(nc: NatsConnection): Promise<{ direct: MessageSource; api
 }
 
 Deno.test({
-  name: "direct gets answer every query as the stream API does: message, headers, time, none",
+  name:
+    "direct gets answer every query as the stream API does (message, headers, time, none), and stream infos as its info",
   ...needsNats(),
   async fn() {
     await using server = await startNatsServer();
@@ -72,6 +78,20 @@ Deno.test({
           };
         assert.deepEqual(shown(a), shown(b), JSON.stringify(q));
       }
+      // A stream's info, as the client's API gives it; a missing stream's, the API's own error.
+      const [info, client] = await Promise.all([
+        streamInfo({ nc, jsm }, STREAM),
+        jsm.streams.info(STREAM),
+      ]);
+      assert.deepEqual(
+        [info.created, info.state.last_seq, info.state.messages, info.state.num_subjects],
+        [client.created, client.state.last_seq, client.state.messages, client.state.num_subjects],
+      );
+      assert.equal(await directGets(nc).info("KV_gone", 1_000), ASK_AGAIN);
+      await assert.rejects(
+        () => streamInfo({ nc, jsm }, "KV_gone"),
+        (e: Error) => e.name === "StreamNotFoundError",
+      );
       // A stream nothing answers for is not guessed at: the caller asks the stream API instead.
       const t0 = performance.now();
       assert.equal(
