@@ -18,6 +18,7 @@ import {
 import { extensionsOf } from "../store/build.ts";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { natsConnect, startNatsServer } from "../tests/harness.ts";
+import process from "node:process";
 import { progress } from "./_format.ts";
 import { median, ratios } from "./_stats.ts";
 import type { ReviewResults, ReviewRow } from "./_review_report.ts";
@@ -61,6 +62,9 @@ type Open = (
   options: { review: false | "tainted"; durable?: boolean; readBeforeUpdate?: boolean },
 ) => Promise<Store>;
 
+// Requests a store sends, where it sends them over a NATS connection of its own (see `run`).
+const requestsOf = new WeakMap<Store, () => number>();
+
 /** The commit before the gate (budgets and review): `review: false` is measured against it. */
 const BEFORE_GATE = "c225c7b3d68cd9a1be69d65fb1eaa9d81cfe1aec";
 
@@ -94,6 +98,10 @@ async function measure(backend: string, open: Open): Promise<ReviewRow> {
   const fast = await open({ review: false, durable: false, readBeforeUpdate: false });
   const before = (await libraryBefore()).buildStore(extensionsOf(fast)!.ops);
   const pairs = { update: [] as number[][], create: [] as number[][], off: [] as number[][] };
+  // The client's CPU (ms, every thread of this process) over the held and the plain updates, and
+  // the requests per update each side sent, where a store has a connection of its own.
+  const cpu: [number, number] = [0, 0];
+  let requests: [number, number] | undefined;
   const perOp: number[][] = [];
   for (let t = 0; t < TRIALS; t++) {
     progress(`review: ${backend} trial ${t + 1}/${TRIALS}`);
@@ -101,21 +109,30 @@ async function measure(backend: string, open: Open): Promise<ReviewRow> {
     const pair = async (
       a: (i: number) => Promise<unknown>,
       b: (i: number) => Promise<unknown>,
+      cpu?: [number, number],
     ): Promise<[number, number]> => {
       const sums: [number, number] = [0, 0];
       for (let i = 0; i < OPS; i++) {
         for (const side of (i + t) % 2 === 0 ? [0, 1] as const : [1, 0] as const) {
-          const t0 = performance.now();
+          const [c0, t0] = [process.cpuUsage(), performance.now()];
           await (side === 0 ? a : b)(i);
           sums[side] += performance.now() - t0;
+          const c = process.cpuUsage(c0);
+          if (cpu !== undefined) cpu[side] += (c.user + c.system) / 1000;
         }
       }
       return sums;
     };
+    const sent = [requestsOf.get(held)?.(), requestsOf.get(plain)?.()];
     const [heldUpdate, plainUpdate] = await pair(
       (i) => held.update(heldKeys[i]!, `about k${i}`, `${BODY}${t}!`, { scope: bad }),
       (i) => plain.update(keys[i]!, `about k${i}`, `${BODY}${t}`, { scope: clean }),
+      cpu,
     );
+    const after = [requestsOf.get(held)?.(), requestsOf.get(plain)?.()];
+    if (after[0] !== undefined && after[1] !== undefined) {
+      requests = [(after[0] - sent[0]!) / OPS, (after[1] - sent[1]!) / OPS];
+    }
     const [heldCreate, plainCreate] = await pair(
       (i) => held.create(`h${t}.${i}`, "new", BODY, { scope: bad }),
       (i) => plain.create(`c${t}.${i}`, "new", BODY, { scope: clean }),
@@ -152,6 +169,9 @@ async function measure(backend: string, open: Open): Promise<ReviewRow> {
     reviewOff: ratios(pairs.off),
     plainMs: median(perOp.map((p) => p[0]!)),
     heldMs: median(perOp.map((p) => p[1]!)),
+    heldCpuMs: cpu[0] / (OPS * TRIALS),
+    plainCpuMs: cpu[1] / (OPS * TRIALS),
+    ...(requests === undefined ? {} : { heldRequests: requests[0], plainRequests: requests[1] }),
     listMs: median(lists),
   };
 }
@@ -178,10 +198,18 @@ async function run(): Promise<ReviewResults> {
       storage: "file",
       maxValueSize: JETSTREAM_HISTORY_MIN_VALUE_SIZE,
     });
-    const open: Open = async ({ review, readBeforeUpdate }) =>
-      openJetStreamStore({ bucket: "review", prefix: "bench", review, readBeforeUpdate }, {
-        nc: await connect(),
-      });
+    const open: Open = async ({ review, readBeforeUpdate }) => {
+      const nc = await connect();
+      let n = 0;
+      const publish = nc.publish.bind(nc);
+      nc.publish = (...args) => (n++, publish(...args));
+      const store = await openJetStreamStore(
+        { bucket: "review", prefix: "bench", review, readBeforeUpdate },
+        { nc },
+      );
+      requestsOf.set(store, () => n);
+      return store;
+    };
     rows.push(await measure("jetstream", open));
   } finally {
     await Promise.all(connections.map((c) => c.close()));
