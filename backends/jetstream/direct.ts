@@ -1,5 +1,5 @@
 // Direct gets and stream infos through one reply subscription per connection (`<inbox
-// prefix>.<nuid>.*`, as the client's own requests use), answered by token. Unlike the client's
+// prefix>.<22 random hex digits>.*`, like the client's own), answered by token. Unlike the client's
 // request(), a request here captures no error stack and starts no promise of its own for a
 // timeout, which is most of a small request's cost on the caller's side (a held update makes a
 // direct get beside its publish; a create among other writers, a stream info). What this path
