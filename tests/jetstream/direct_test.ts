@@ -137,3 +137,41 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "direct gets survive a reconnect: after the server restarts, reads still use them",
+  ...needsNats(),
+  async fn() {
+    await using server = await startNatsServer();
+    const nc = await connect({
+      servers: server.url,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 100,
+    });
+    try {
+      await createJetStreamBucket(nc, BUCKET);
+      const store = await openJetStreamStore({ bucket: "direct", prefix: "" }, { nc });
+      await store.create("k", "about k", "body");
+      assert.equal((await store.read("k")).content, "body");
+      const sent: string[] = [];
+      const publish = nc.publish.bind(nc);
+      nc.publish = (subject, ...rest) => {
+        if (subject.startsWith("$JS.API.")) sent.push(subject);
+        return publish(subject, ...rest);
+      };
+      await server.kill("SIGKILL");
+      await server.restart();
+      // Reads during the reconnect may fail; once it is back, each is one direct get.
+      for (let i = 0; i < 100; i++) {
+        const ok = await store.read("k").then(() => true, () => false);
+        if (ok) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      sent.length = 0;
+      for (let i = 0; i < 3; i++) assert.equal((await store.read("k")).content, "body");
+      assert.deepEqual(sent, Array(3).fill(`$JS.API.DIRECT.GET.${STREAM}.$KV.direct.k`));
+    } finally {
+      await nc.close();
+    }
+  },
+});
