@@ -107,7 +107,8 @@ export interface WriteConfig {
 // One try of a write, and what it holds on the way.
 interface Attempt {
   readonly req: WriteRequest;
-  readonly entry: Uint8Array;
+  /** The entry's bytes, encoded at the first call (a create refused at its first look needs none). */
+  readonly entry: () => Uint8Array;
   /** Whether this try holds the key's lock from its look on. */
   readonly lookedLocked: boolean;
   /** The key's lock while this try holds it; whoever releases it clears it. */
@@ -136,7 +137,9 @@ export class Writer {
 
   async #writeNow(req: WriteRequest): Promise<Written> {
     const w = req.write;
-    const entry = w === null ? NOTHING : ENCODER.encode(serializeValid(w.description, w.content));
+    let bytes: Uint8Array | undefined;
+    const entry = () =>
+      bytes ??= w === null ? NOTHING : ENCODER.encode(serializeValid(w.description, w.content));
     for (let attempt = 1;; attempt++) {
       // The first try stages before it locks, so the lock is held briefly; a key others keep
       // writing meanwhile is then written holding the lock from the look on, which always
@@ -204,7 +207,7 @@ export class Writer {
     // restored; then the write looks again.
     const adopting = s.dirs !== undefined && seen.kind === "file" && seen.record === undefined &&
       seen.head !== undefined;
-    const entry = adopting ? seen.head! : a.entry;
+    const entry = adopting ? seen.head! : a.entry();
     const op = adopting || seen.kind === "file"
       ? (a.req.write === null && !adopting ? "delete" : "update")
       : a.req.write === null
