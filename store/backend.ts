@@ -180,12 +180,6 @@ export interface HeldProposal {
   readonly claim?: Claim | undefined;
 }
 
-/**
- * A backend's storage for writes held for review, beside (never inside) its keyspace and
- * history. The rules (what is held, validation, claims, expiry, the queue's limit) are
- * store/review.ts's; a backend keeps records and makes each state change atomic across
- * processes.
- */
 /** A key's newest version as a held write's look at the key sees it (`ReviewOps.head`). */
 export interface Head {
   /** The `Scope` namespace its revision is recorded in. */
@@ -196,6 +190,12 @@ export interface Head {
   readonly version: string | undefined;
 }
 
+/**
+ * A backend's storage for writes held for review, beside (never inside) its keyspace and
+ * history. The rules (what is held, validation, claims, expiry, the queue's limit) are
+ * store/review.ts's; a backend keeps records and makes each state change atomic across
+ * processes.
+ */
 export interface ReviewOps {
   /** Whether `update` is revision-checked for every call (option `readBeforeUpdate`). */
   readonly readBeforeUpdate: boolean;

@@ -8,6 +8,7 @@ import { CALL_ID_PATTERN, VIA_PATTERN } from "./chain.ts";
 import { validateKey } from "./validate.ts";
 import type { Claim, HeldProposal } from "./backend.ts";
 import type { Proposal, ProposalDecision } from "./types.ts";
+import { randomHex } from "./random.ts";
 
 /** The record format this library writes. */
 export const PROPOSAL_FORMAT = 1;
@@ -20,13 +21,9 @@ const OPS: ReadonlySet<unknown> = new Set(["create", "update", "delete"]);
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
 /** A new random proposal id. */
 export function newProposalId(): string {
-  let id = "";
-  for (const b of crypto.getRandomValues(new Uint8Array(8))) id += HEX[b];
-  return id;
+  return randomHex(8);
 }
 
 /** The bytes of a record. */

@@ -27,6 +27,7 @@ import { decided, PROPOSAL_ID } from "./proposal_record.ts";
 import { expiryBefore, MAX_PENDING_PROPOSALS } from "./hold.ts";
 import { describeType, quote } from "./text.ts";
 import { refuseReadOnly, safeBackend, withHistory } from "./history_call.ts";
+import { randomHex } from "./random.ts";
 
 export { MAX_PENDING_PROPOSALS };
 
@@ -381,8 +382,7 @@ function proposalList(items: Proposal[], problems: readonly HistoryProblem[]): P
 }
 
 function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return randomHex(8);
 }
 
 const FILTER_FIELDS = ["key", "run", "status", "limit"];

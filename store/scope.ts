@@ -8,6 +8,7 @@ import { ConfigError } from "./errors.ts";
 import { validateKey } from "./validate.ts";
 import { describeType, quote } from "./text.ts";
 import { type Budget, BudgetCounter, type BudgetUsed, checkBudget, readBudget } from "./_budget.ts";
+import { randomHex } from "./random.ts";
 
 export type { Budget, BudgetUsed };
 
@@ -445,6 +446,5 @@ function checkId(field: "run" | "actor", value: unknown): string {
 }
 
 function randomRunId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return randomHex(8);
 }

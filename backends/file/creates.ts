@@ -10,6 +10,7 @@
 import { errorKind } from "../../store/text.ts";
 import { appendTo, close, createWith, fstatOf, openForRead, readAll, remove } from "./fs.ts";
 import { CREATES_NAME } from "./names.ts";
+import { randomHex } from "../../store/random.ts";
 
 /** The file's first bytes: who made this very file. */
 const ID_BYTES = 16;
@@ -90,8 +91,5 @@ export class CreateMarks {
 }
 
 function newId(): Uint8Array {
-  const bytes = crypto.getRandomValues(new Uint8Array(ID_BYTES / 2));
-  return new TextEncoder().encode(
-    Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""),
-  );
+  return new TextEncoder().encode(randomHex(ID_BYTES / 2));
 }

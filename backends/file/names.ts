@@ -12,6 +12,7 @@
 //   .history/.expired           the retention records of keys that expired whole, one a line
 
 import { validateKey } from "../../store/validate.ts";
+import { randomHex } from "../../store/random.ts";
 
 /** What a key's file name ends with. */
 export const SUFFIX = ".md";
@@ -86,7 +87,7 @@ export function keyOfPendingDelete(name: string): string | undefined {
 
 /** A new temp file's name for `key`, written by the process with `token`. */
 export function tempName(key: string, token: string): string {
-  const tail = `.${token}.${randomHex()}${TEMP_SUFFIX}`;
+  const tail = `.${token}.${randomHex(8)}${TEMP_SUFFIX}`;
   const room = NAME_MAX - 1 - tail.length;
   return `.${key.length <= room ? key : `${key.slice(0, room - 1)}~`}${tail}`;
 }
@@ -103,9 +104,4 @@ export function keyOfTemp(name: string): { key: string } | { prefix: string } | 
   if (stem.endsWith("~")) return { prefix: stem.slice(0, -1) };
   const key = legalKey(stem);
   return key === undefined ? undefined : { key };
-}
-
-function randomHex(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -28,6 +28,7 @@ import {
 import { withLock } from "./lock.ts";
 import { keyOf, TEMP_SUFFIX } from "./names.ts";
 import { selfToken } from "./process.ts";
+import { randomHex } from "../../store/random.ts";
 
 /** The directory that holds a file store's proposals. */
 export const REVIEW_DIR = ".review";
@@ -257,7 +258,7 @@ class FileReview implements ReviewOps {
 
   async #stage(bytes: Uint8Array): Promise<string> {
     this.#checkDir();
-    const temp = `${this.#dir}/.r.${selfToken()}.${randomHex()}${TEMP_SUFFIX}`;
+    const temp = `${this.#dir}/.r.${selfToken()}.${randomHex(8)}${TEMP_SUFFIX}`;
     const fd = createWith(temp, bytes, MODE);
     try {
       await syncData(fd);
@@ -360,9 +361,4 @@ function damaged(id: string, why: string): HistoryProblem {
     problem: "damaged",
     reason: `The review record of proposal ${id} cannot be read: ${why}`,
   };
-}
-
-function randomHex(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -1,7 +1,7 @@
-// Direct gets and stream infos through one reply subscription per connection (`<inbox
-// prefix>.<22 random hex digits>.*`, like the client's own), answered by token. Unlike the client's
-// request(), a request here captures no error stack and starts no promise of its own for a
-// timeout, which is most of a small request's cost on the caller's side (a held update makes a
+// Direct gets and stream infos through one reply subscription per connection (an inbox under the
+// connection's inbox prefix, made as pull.ts makes one, then `.*`), answered by token. Unlike the
+// client's request(), a request here captures no error stack and starts no promise of its own for
+// a timeout, which is most of a small request's cost on the caller's side (a held update makes a
 // direct get beside its publish; a create among other writers, a stream info). What this path
 // cannot answer exactly, it leaves to the caller: an answer with a status other than "not found"
 // (no responders, a bad request) or with an API error, no answer within the time, the subscription
@@ -11,6 +11,7 @@
 // Types only: a file-only user loads no NATS module (tests/file/no_nats_test.ts).
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
+import { inboxOf } from "./pull.ts";
 
 /** A message a direct get answered with, or `null`: the stream holds none. */
 export interface DirectAnswer {
@@ -45,14 +46,6 @@ const INFO_TIMEOUT_MS = 1_000;
 
 const DECODER = new TextDecoder();
 const EMPTY = new Uint8Array(0);
-
-// A reply subject prefix no other connection uses: the connection's inbox prefix and 22 random
-// characters, as the client's own inboxes are made.
-function newInbox(prefix: string | undefined): string {
-  let id = "";
-  for (const b of crypto.getRandomValues(new Uint8Array(11))) id += b.toString(16).padStart(2, "0");
-  return `${prefix === undefined || prefix === "" ? "_INBOX" : prefix}.${id}.`;
-}
 
 // A direct get's answer: 404 says the stream holds no such message; any other status is asked
 // again.
@@ -153,8 +146,7 @@ export class DirectGets {
   #subscribed(): string | undefined {
     if (this.#broken || this.#nc.isClosed() || this.#nc.isDraining()) return undefined;
     if (this.#inbox !== undefined) return this.#inbox;
-    const prefix = (this.#nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
-    const inbox = newInbox(prefix);
+    const inbox = `${inboxOf(this.#nc)}.`;
     let sub;
     try {
       sub = this.#nc.subscribe(`${inbox}*`, { callback: (err, m) => this.#received(err, m) });

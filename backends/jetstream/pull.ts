@@ -6,6 +6,7 @@ import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { UnavailableError } from "../../store/errors.ts";
 import { type Deadline, PREFIX } from "./errors.ts";
+import { randomHex } from "../../store/random.ts";
 
 // How many messages one pull asks for: enough for a few round trips per listing of small entries,
 // sized so that about `PULL_BYTES` come at once.
@@ -139,13 +140,9 @@ export async function drain(
 // A fresh inbox under the connection's inbox prefix (`_INBOX` unless the host set another, which
 // its permissions may require). Made here, not by the NATS client, whose modules this file does
 // not load (see write.ts).
-function inboxOf(nc: NatsConnection): string {
+export function inboxOf(nc: NatsConnection): string {
   const prefix = (nc as { options?: { inboxPrefix?: unknown } }).options?.inboxPrefix;
-  const token = Array.from(
-    crypto.getRandomValues(new Uint8Array(11)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `${typeof prefix === "string" && prefix !== "" ? prefix : "_INBOX"}.${token}`;
+  return `${typeof prefix === "string" && prefix !== "" ? prefix : "_INBOX"}.${randomHex(11)}`;
 }
 
 // The next message, or "idle" when none comes within `ms`.
