@@ -34,7 +34,15 @@ async function once(job: LockJob): Promise<ChildRecord> {
   try {
     for (;;) {
       const result = p.records.find((l) => l.t === "result" || l.t === "error");
-      if (result !== undefined) return result;
+      if (result !== undefined) {
+        // It exits by itself once it has answered, removing its shared lock file on the way; the
+        // dispose below would kill it before that on a busy machine.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise((r) => (timer = setTimeout(r, KILL_AFTER_MS)));
+        await Promise.race([p.status, late]);
+        clearTimeout(timer);
+        return result;
+      }
       if (exited) {
         const out = await p.finished();
         const last = p.records.find((l) => l.t === "result" || l.t === "error");
