@@ -1,17 +1,14 @@
-// Direct gets and stream infos through one reply subscription per connection (an inbox under the
-// connection's inbox prefix, made as pull.ts makes one, then `.*`), answered by token. Unlike the
-// client's request(), a request here captures no error stack and starts no promise of its own for
-// a timeout, which is most of a small request's cost on the caller's side (a held update makes a
-// direct get beside its publish; a create among other writers, a stream info). What this path
-// cannot answer exactly, it leaves to the caller: an answer with a status other than "not found"
-// (no responders, a bad request) or with an API error, no answer within the time, the subscription
-// closed or refused, resolve `"ask again"`, and the caller asks through the client's API, which
-// says what is wrong.
+// Direct gets and stream infos through the connection's reply subscription (replies.ts). What this
+// path cannot answer exactly, it leaves to the caller: an answer with a status other than "not
+// found" (no responders, a bad request) or with an API error, no answer within the time, a request
+// not sent or lost, resolve `"ask again"`, and the caller asks through the client's API, which says
+// what is wrong. (A held update makes a direct get beside its publish; a create among other
+// writers, a stream info.)
 
 // Types only: a file-only user loads no NATS module (tests/file/no_nats_test.ts).
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
-import { inboxOf } from "./pull.ts";
+import { type Replies, repliesOf } from "./replies.ts";
 
 /** A message a direct get answered with, or `null`: the stream holds none. */
 export interface DirectAnswer {
@@ -24,12 +21,6 @@ export const ASK_AGAIN = "ask again";
 
 // What a request resolves with, made of its answer.
 type Reader<T> = (m: Msg) => T | typeof ASK_AGAIN;
-
-interface Waiting {
-  readonly read: Reader<unknown>;
-  readonly done: (answer: unknown) => void;
-  readonly timer: ReturnType<typeof setTimeout>;
-}
 
 /** `stream`'s info (without its subjects), through `nc`'s direct gets where they can tell. */
 export async function streamInfo(
@@ -78,17 +69,12 @@ export function directGets(nc: NatsConnection): DirectGets {
   return gets;
 }
 
-/** Direct gets of one connection, over one reply subscription. */
+/** Direct gets of one connection, over its reply subscription. */
 export class DirectGets {
-  readonly #nc: NatsConnection;
-  readonly #waiting = new Map<string, Waiting>();
-  #inbox: string | undefined;
-  #next = 0;
-  // The subscription was closed or refused: every get goes through the client's API from then.
-  #broken = false;
+  readonly #replies: Replies;
 
   constructor(nc: NatsConnection) {
-    this.#nc = nc;
+    this.#replies = repliesOf(nc);
   }
 
   /**
@@ -120,54 +106,10 @@ export class DirectGets {
     o: { readonly payload: Uint8Array | string; readonly ms: number },
     read: Reader<T>,
   ): Promise<T | typeof ASK_AGAIN> {
-    const inbox = this.#subscribed();
-    if (inbox === undefined) return Promise.resolve(ASK_AGAIN);
-    const token = String(this.#next++);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => this.#answer(token, ASK_AGAIN), o.ms);
-      this.#waiting.set(token, { read, done: resolve as (a: unknown) => void, timer });
-      try {
-        this.#nc.publish(subject, o.payload, { reply: `${inbox}${token}` });
-      } catch {
-        this.#answer(token, ASK_AGAIN);
-      }
+    const answered = this.#replies.send<T | typeof ASK_AGAIN>({ subject, ...o }, {
+      read,
+      lost: () => ASK_AGAIN,
     });
-  }
-
-  #answer(token: string, a: unknown): void {
-    const w = this.#waiting.get(token);
-    if (w === undefined) return;
-    this.#waiting.delete(token);
-    clearTimeout(w.timer);
-    w.done(a);
-  }
-
-  // The reply subscription's subject prefix (ending in "."), subscribing at the first get.
-  #subscribed(): string | undefined {
-    if (this.#broken || this.#nc.isClosed() || this.#nc.isDraining()) return undefined;
-    if (this.#inbox !== undefined) return this.#inbox;
-    const inbox = `${inboxOf(this.#nc)}.`;
-    let sub;
-    try {
-      sub = this.#nc.subscribe(`${inbox}*`, { callback: (err, m) => this.#received(err, m) });
-    } catch {
-      this.#broken = true;
-      return undefined;
-    }
-    this.#inbox = inbox;
-    sub.closed.then(() => this.#close(), () => this.#close());
-    return inbox;
-  }
-
-  #received(err: Error | null, m: Msg): void {
-    if (err !== null) return this.#close();
-    const token = m.subject.slice(this.#inbox!.length);
-    const w = this.#waiting.get(token);
-    if (w !== undefined) this.#answer(token, w.read(m));
-  }
-
-  #close(): void {
-    this.#broken = true;
-    for (const token of [...this.#waiting.keys()]) this.#answer(token, ASK_AGAIN);
+    return answered ?? Promise.resolve(ASK_AGAIN);
   }
 }

@@ -43,6 +43,38 @@ export function isNoResponders(e: unknown): boolean {
   return name === "JetStreamNotEnabled" || name === "NoRespondersError";
 }
 
+/**
+ * A publish answered with a JetStream API error (`code`, the error's JetStream code), sent
+ * through the connection's reply subscription (replies.ts) rather than the client's request().
+ */
+export class PublishRefusedError extends Error {
+  override readonly name = "PublishRefusedError";
+  readonly code: number;
+
+  constructor(error: { readonly err_code?: unknown; readonly description?: unknown }) {
+    super(`JetStream refused the publish: ${String(error.description ?? "no description")}`);
+    this.code = typeof error.err_code === "number" ? error.err_code : 0;
+  }
+}
+
+/**
+ * A request answered "no responders": nothing listens on its subject. It carries the client's
+ * own name for this, so `isNoResponders` and `reason` take both alike.
+ */
+export class NoRespondersError extends Error {
+  override readonly name = "NoRespondersError";
+}
+
+/** A request no answer came to within its time; the client's own name for it, as above. */
+export class TimeoutError extends Error {
+  override readonly name = "TimeoutError";
+}
+
+/** A request whose answer cannot come: the reply subscription closed while it waited. */
+export class AnswerLostError extends Error {
+  override readonly name = "AnswerLostError";
+}
+
 /** A write nothing answered because the bucket's stream is gone. */
 export class BucketGoneError extends Error {
   override readonly name = "BucketGoneError";
@@ -73,6 +105,8 @@ export function reason(e: unknown, bucket: string, within: string): string {
       return "no JetStream server answered";
     case "ClosedConnectionError":
       return "the NATS connection is closed";
+    case "AnswerLostError":
+      return "the NATS connection closed its reply subscription before the answer came";
     case "DrainingConnectionError":
       return "the NATS connection is draining";
     case "PermissionViolationError":

@@ -1,22 +1,36 @@
 // The jetstream backend's writes: conditional publishes of entries and delete markers, and the
-// purge that removes a marker once it is old.
+// purge that removes a marker once it is old. A publish goes through the connection's reply
+// subscription (replies.ts), whose answer is read here as the client reads it: an acknowledgement,
+// a JetStream API error, "no responders", or no answer in time (an outcome the caller cannot
+// know). Only a publish that could not be sent that way at all goes through the client's own.
 
-import type { MsgHdrs } from "@nats-io/nats-core";
+import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import {
+  AnswerLostError,
   apiCode,
   BucketGoneError,
   checkRevision,
   type Deadline,
   isNoResponders,
+  NoRespondersError,
+  PublishRefusedError,
   STREAM_NOT_FOUND,
+  TimeoutError,
 } from "./errors.ts";
+import { type Answer, repliesOf } from "./replies.ts";
 import { KV_OPERATION } from "./wire.ts";
+
+const DECODER = new TextDecoder();
+const EMPTY = new Uint8Array(0);
+const EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence";
+const EXPECTED_LAST_SEQUENCE = "Nats-Expected-Last-Sequence";
 
 /** Where writes go: one bucket's stream. */
 export interface WriteTarget {
   readonly bucket: string;
   readonly stream: string;
+  readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   /**
@@ -58,15 +72,55 @@ export class CallEndedError extends Error {
 export async function publish(t: WriteTarget, p: Publish): Promise<number> {
   // A call that timed out or was aborted sends no write after its caller was answered.
   if (p.d.cancelled) throw new CallEndedError("the call ended before this write was sent");
-  const opts = {
-    ...(p.headers === undefined ? {} : { headers: p.headers }),
-    timeout: p.d.left(),
-    expect: {
-      ...(p.expect.revision === undefined ? {} : { lastSubjectSequence: p.expect.revision }),
-      ...(p.expect.streamSeq === undefined ? {} : { lastSequence: p.expect.streamSeq }),
+  const { revision, streamSeq } = p.expect;
+  let headers = p.headers;
+  if (revision !== undefined || streamSeq !== undefined) {
+    headers ??= t.headers();
+    if (revision !== undefined) headers.set(EXPECTED_LAST_SUBJECT_SEQUENCE, String(revision));
+    if (streamSeq !== undefined) headers.set(EXPECTED_LAST_SEQUENCE, String(streamSeq));
+  }
+  const ms = p.d.left();
+  return await acked(t, () =>
+    repliesOf(t.nc).send(
+      { subject: p.subject, payload: p.data ?? EMPTY, headers, ms },
+      answerIn(ms),
+    ) ??
+      // Not sent that way (the subscription is closed or refused): the client says what is wrong.
+      t.js.publish(p.subject, p.data, {
+        ...(headers === undefined ? {} : { headers }),
+        timeout: ms,
+      })
+        .then((a) => a.seq));
+}
+
+// A publish's answer, read as the client reads one: the acknowledged sequence, or why none.
+function answerIn(ms: number): Answer<number> {
+  return {
+    read: ackOf,
+    lost: (l) => {
+      if (l.why === "refused") throw l.error;
+      if (l.why === "timeout") throw new TimeoutError(`no acknowledgement within ${ms} ms`);
+      throw new AnswerLostError("the reply subscription closed before the acknowledgement came");
     },
   };
-  return await acked(t, () => t.js.publish(p.subject, p.data, opts));
+}
+
+function ackOf(m: Msg): number {
+  const code = m.headers?.code ?? 0;
+  if (code === 503) throw new NoRespondersError("no responders for the publish's subject");
+  let ack: { stream?: unknown; seq?: unknown; error?: { err_code?: unknown } } | undefined;
+  try {
+    ack = code === 0 ? JSON.parse(DECODER.decode(m.data)) : undefined;
+  } catch {
+    // Not JSON: no acknowledgement, said below.
+  }
+  if (ack?.error !== undefined && ack.error !== null) throw new PublishRefusedError(ack.error);
+  if (typeof ack?.stream !== "string" || ack.stream === "" || typeof ack.seq !== "number") {
+    throw new PublishRefusedError({
+      description: `invalid acknowledgement${code === 0 ? "" : ` (status ${code})`}`,
+    });
+  }
+  return ack.seq;
 }
 
 /**
@@ -81,9 +135,9 @@ export function publishDelete(t: WriteTarget, p: Omit<Publish, "data">): Promise
 
 // The revision a publish was acknowledged at; a publish nothing answers is checked against the
 // bucket, so a deleted bucket is named as such.
-async function acked(t: WriteTarget, send: () => Promise<{ seq: number }>): Promise<number> {
+async function acked(t: WriteTarget, send: () => Promise<number>): Promise<number> {
   try {
-    return checkRevision((await send()).seq);
+    return checkRevision(await send());
   } catch (e) {
     if (isNoResponders(e)) await checkBucketExists(t, e);
     throw e;
