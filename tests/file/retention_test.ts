@@ -115,3 +115,25 @@ fileTest("a key deleted more than days ago expires whole, keeping one line", asy
   assert.deepEqual(await problems(dir), []);
   assert.deepEqual((await checkAnchor(next, anchor)).problems, []);
 });
+
+fileTest(
+  "the history walk goes on where the last handle stopped, and writes that place every 64 names, not at every step",
+  async (dir) => {
+    const keys = Array.from({ length: 200 }, (_, i) => `k${String(i).padStart(3, "0")}`);
+    const first = await openFileStore({ dir, history: { versions: 64, days: 1 } });
+    for (const k of keys) await first.create(k, "about it", "body");
+    await Deno.remove(`${dir}/.history/.swept`);
+    const swept = () => Deno.readTextFile(`${dir}/.history/.swept`).then((t) => t.trim());
+    // A new handle walks 64 names at open, from the start (no place written), and says where.
+    const a = await openFileStore({ dir, history: { versions: 64, days: 1 } });
+    assert.equal(await swept(), "k063");
+    // Then 8 names every 8 writes; the place is written again once 64 more are walked.
+    for (let i = 0; i < 8; i++) await a.update("k000", "about it", `v${i}`);
+    assert.equal(await swept(), "k063");
+    for (let i = 8; i < 64; i++) await a.update("k000", "about it", `v${i}`);
+    assert.equal(await swept(), "k127");
+    // The next handle goes on from there.
+    await openFileStore({ dir, history: { versions: 64, days: 1 } });
+    assert.equal(await swept(), "k191");
+  },
+);
