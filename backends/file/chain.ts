@@ -87,6 +87,11 @@ export interface ReadKey {
    * version with a second name counts as a write cut short (what writers go by).
    */
   readonly temps?: ReadonlySet<string> | undefined;
+  /**
+   * The caller looked just before and found no memory file (a writer's look): the head is not
+   * read again. Opening a name that is missing costs an error object, most of such a read.
+   */
+  readonly headAbsent?: boolean;
 }
 
 /** Reads `key`'s history. Never throws for what it finds: damage goes to `problems`. */
@@ -99,7 +104,9 @@ export function readKey(key: string, o: ReadKey): KeyHistory {
       problem,
       reason,
     });
-  const head = readHeadFile(`${o.root}/${key}${SUFFIX}`, { key, verify: o.verify === true });
+  const head: Head = o.headAbsent === true
+    ? { state: "absent" }
+    : readHeadFile(`${o.root}/${key}${SUFFIX}`, { key, verify: o.verify === true });
   if (head.state === "present" && head.damaged) {
     report("damaged", "the memory file's version record is damaged");
   }

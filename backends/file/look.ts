@@ -76,7 +76,11 @@ export function look(at: LookAt): Seen {
 
 /** Whether the key still holds what `seen` saw (the same file under its name). */
 export function unchanged(at: LookAt, seen: Seen): boolean {
-  return identityOf(`${at.root}/${at.key}.md`) === seen.id;
+  const path = `${at.root}/${at.key}.md`;
+  // Still nothing, cheaply (no error object): a dangling symlink answers false too, and a write
+  // that saw nothing places with `link`, which refuses it.
+  if (seen.id === null && !existsSync(path)) return true;
+  return identityOf(path) === seen.id;
 }
 
 /** The tip of a key whose head (with its record) is still what `seen` saw, looked at again. */
@@ -125,7 +129,15 @@ function tipOf(at: LookAt, seen: Seen): Tip {
   }
   // No head, or one without a readable record: the history alone says what is committed.
   const expired = h.hd === undefined ? undefined : h.expired.read(h.hd).byKey.get(at.key);
-  const kh = readKey(at.key, { root: at.root, hd: h.hd, expired });
+  // Nothing under the key's name when it looked (or, for a create, maybe a dangling symlink, which
+  // its link refuses): the head is not read again. One that appeared since is another writer's,
+  // which the look under the lock sees.
+  const kh = readKey(at.key, {
+    root: at.root,
+    hd: h.hd,
+    expired,
+    ...(seen.kind === null ? { headAbsent: true } : {}),
+  });
   const foreign = kh.problems.find((p) => p.problem === "foreign" && p.revision === undefined);
   if (foreign !== undefined) throw refusal(at.key, foreign.reason);
   const newest = kh.tip;
