@@ -44,15 +44,15 @@ export function isNoResponders(e: unknown): boolean {
 }
 
 /**
- * A publish answered with a JetStream API error (`code`, the error's JetStream code), sent
- * through the connection's reply subscription (replies.ts) rather than the client's request().
+ * A publish or API request answered with a JetStream API error (`code`, the error's JetStream
+ * code), sent through the connection's reply subscription (replies.ts), not the client's request().
  */
-export class PublishRefusedError extends Error {
-  override readonly name = "PublishRefusedError";
+export class RefusedError extends Error {
+  override readonly name = "RefusedError";
   readonly code: number;
 
   constructor(error: { readonly err_code?: unknown; readonly description?: unknown }) {
-    super(`JetStream refused the publish: ${String(error.description ?? "no description")}`);
+    super(`JetStream refused the request: ${String(error.description ?? "no description")}`);
     this.code = typeof error.err_code === "number" ? error.err_code : 0;
   }
 }

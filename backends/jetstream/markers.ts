@@ -10,6 +10,7 @@ import { purgeMarker, type WriteTarget } from "./write.ts";
 
 /** Where the purges go, and who hears that they were refused. */
 export interface PurgeTarget extends WriteTarget {
+  readonly bucket: string;
   readonly timeout: number;
   /** Told once when a purge is refused after all and old markers are kept from then on. */
   readonly warn: (message: string) => void;

@@ -8,7 +8,7 @@ import type { MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { HistoryRetention } from "../../store/types.ts";
 import { cutCount } from "../../store/retention.ts";
-import { isWrongLastSequence } from "./errors.ts";
+import { Deadline, isWrongLastSequence } from "./errors.ts";
 import { getMessage, type MessageSource, readSubject, type Stored } from "./messages.ts";
 import {
   type CutRecord,
@@ -24,6 +24,7 @@ import {
 import { readRecord } from "./provenance.ts";
 import { isMarkerMessage } from "./scan.ts";
 import { streamInfo } from "./direct.ts";
+import { publish, purge } from "./write.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 // How many times a mover starts over when another mover wrote to the history subject first.
@@ -144,7 +145,9 @@ export async function moveKey(
       known = undefined;
     }
   }
-  if (!head.marker) await t.jsm.streams.purge(t.stream, { filter: subject, seq: head.rev });
+  if (!head.marker) {
+    await purge(t, { stream: t.stream, filter: subject, seq: head.rev, ms: t.timeout });
+  }
   return { moved, head };
 }
 
@@ -182,11 +185,14 @@ async function publishPacks(
       batch.push(versions[i++]!);
     }
     const pack = encodePack(batch, { before: state, headers: t.headers });
-    const ack = await t.js.publish(subject, pack.data, {
+    const acked = await publish(t, {
+      subject,
+      data: pack.data,
       headers: pack.headers,
-      expect: { lastSubjectSequence: seq },
+      expect: { revision: seq },
+      d: new Deadline(t.timeout),
     });
-    [seq, state] = [ack.seq, pack.state];
+    [seq, state] = [acked, pack.state];
   }
   return { seq, state };
 }
@@ -209,7 +215,7 @@ export async function emptyKey(
   // The caller's own move put the marker in the history stream, or it is looked up here.
   if (!m.moved && (await movedOf(t, key)).state.to < marker) return;
   if (!(await mayEmpty(t, subject))) return;
-  await t.jsm.streams.purge(t.stream, { filter: subject, seq: marker + 1 });
+  await purge(t, { stream: t.stream, filter: subject, seq: marker + 1, ms: t.timeout });
 }
 
 async function mayEmpty(t: HistoryTarget, subject: string): Promise<boolean> {

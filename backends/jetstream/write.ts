@@ -14,7 +14,7 @@ import {
   type Deadline,
   isNoResponders,
   NoRespondersError,
-  PublishRefusedError,
+  RefusedError,
   STREAM_NOT_FOUND,
   TimeoutError,
 } from "./errors.ts";
@@ -28,7 +28,6 @@ const EXPECTED_LAST_SEQUENCE = "Nats-Expected-Last-Sequence";
 
 /** Where writes go: one bucket's stream. */
 export interface WriteTarget {
-  readonly bucket: string;
   readonly stream: string;
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
@@ -96,31 +95,71 @@ export async function publish(t: WriteTarget, p: Publish): Promise<number> {
 // A publish's answer, read as the client reads one: the acknowledged sequence, or why none.
 function answerIn(ms: number): Answer<number> {
   return {
-    read: ackOf,
-    lost: (l) => {
-      if (l.why === "refused") throw l.error;
-      if (l.why === "timeout") throw new TimeoutError(`no acknowledgement within ${ms} ms`);
-      throw new AnswerLostError("the reply subscription closed before the acknowledgement came");
+    read: (m) => {
+      const ack = apiAnswer<{ stream?: unknown; seq?: unknown }>(m);
+      if (typeof ack.stream !== "string" || ack.stream === "" || typeof ack.seq !== "number") {
+        throw new RefusedError({ description: "invalid acknowledgement" });
+      }
+      return ack.seq;
     },
+    lost: lostIn(ms),
   };
 }
 
-function ackOf(m: Msg): number {
+// What a request with no answer throws, in the client's words.
+function lostIn(ms: number): Answer<never>["lost"] {
+  return (l) => {
+    if (l.why === "refused") throw l.error;
+    if (l.why === "timeout") throw new TimeoutError(`no answer within ${ms} ms`);
+    throw new AnswerLostError("the reply subscription closed before the answer came");
+  };
+}
+
+// An API answer's JSON, or what it says is wrong ("no responders", an API error, no JSON).
+function apiAnswer<T>(m: Msg): T {
   const code = m.headers?.code ?? 0;
-  if (code === 503) throw new NoRespondersError("no responders for the publish's subject");
-  let ack: { stream?: unknown; seq?: unknown; error?: { err_code?: unknown } } | undefined;
+  if (code === 503) throw new NoRespondersError("no responders for the request's subject");
+  let v: (T & { error?: { err_code?: unknown } | null }) | undefined;
   try {
-    ack = code === 0 ? JSON.parse(DECODER.decode(m.data)) : undefined;
+    v = code === 0 ? JSON.parse(DECODER.decode(m.data)) : undefined;
   } catch {
-    // Not JSON: no acknowledgement, said below.
+    // Not JSON: said below.
   }
-  if (ack?.error !== undefined && ack.error !== null) throw new PublishRefusedError(ack.error);
-  if (typeof ack?.stream !== "string" || ack.stream === "" || typeof ack.seq !== "number") {
-    throw new PublishRefusedError({
-      description: `invalid acknowledgement${code === 0 ? "" : ` (status ${code})`}`,
-    });
+  if (v === undefined || v === null || typeof v !== "object") {
+    throw new RefusedError({ description: `no answer the API gives (status ${code})` });
   }
-  return ack.seq;
+  if (v.error !== undefined && v.error !== null) throw new RefusedError(v.error);
+  return v;
+}
+
+/**
+ * Removes from `stream` the messages of `filter` below `seq` (all of them without it), as the
+ * client's `streams.purge` does, through the connection's reply subscription.
+ */
+export async function purge(
+  t: Pick<WriteTarget, "nc" | "jsm">,
+  p: {
+    readonly stream: string;
+    readonly filter: string;
+    readonly seq?: number;
+    readonly ms: number;
+  },
+): Promise<void> {
+  const { stream, filter, seq, ms } = p;
+  const body = JSON.stringify(seq === undefined ? { filter } : { filter, seq });
+  const sent = repliesOf(t.nc).send({
+    subject: `$JS.API.STREAM.PURGE.${stream}`,
+    payload: body,
+    ms,
+  }, {
+    read: (m) => {
+      if (apiAnswer<{ success?: unknown }>(m).success !== true) {
+        throw new RefusedError({ description: "the purge did not succeed" });
+      }
+    },
+    lost: lostIn(ms),
+  });
+  await (sent ?? t.jsm.streams.purge(stream, seq === undefined ? { filter } : { filter, seq }));
 }
 
 /**
@@ -150,10 +189,10 @@ async function acked(t: WriteTarget, send: () => Promise<number>): Promise<numbe
  * sequence and stays.
  */
 export async function purgeMarker(
-  t: WriteTarget,
+  t: WriteTarget & { readonly timeout: number },
   m: { readonly subject: string; readonly seq: number },
 ): Promise<void> {
-  await t.jsm.streams.purge(t.stream, { filter: m.subject, seq: m.seq + 1 });
+  await purge(t, { stream: t.stream, filter: m.subject, seq: m.seq + 1, ms: t.timeout });
 }
 
 // After a publish nobody answered: when the bucket's stream is gone, says so by name; otherwise

@@ -16,6 +16,8 @@ import {
   StaleError,
   UnavailableError,
 } from "../../mod.ts";
+import { apiCode, purge } from "../../backends/jetstream/testing.ts";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
 
 const BUCKET = {
@@ -121,6 +123,34 @@ Deno.test({
     } finally {
       await nc.close();
       await admin.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a purge through the reply subscription removes what the client's removes, and a missing stream's is refused with its code",
+  ...needsNats(),
+  async fn() {
+    await using server = await startNatsServer();
+    const nc = await connect({ servers: server.url });
+    try {
+      await createJetStreamBucket(nc, BUCKET);
+      const jsm = await jetstreamManager(nc);
+      const js = jsm.jetstream();
+      for (let i = 0; i < 6; i++) await js.publish(`$KV.pub.k${i % 2}`, `v${i}`);
+      // After the anchor (1): k0 at 2, 4 and 6, k1 at 3, 5 and 7. Below 6 on k0, then all of k1.
+      await purge({ nc, jsm }, { stream: "KV_pub", filter: "$KV.pub.k0", seq: 6, ms: 2_000 });
+      await purge({ nc, jsm }, { stream: "KV_pub", filter: "$KV.pub.k1", ms: 2_000 });
+      const info = await jsm.streams.info("KV_pub", { subjects_filter: "$KV.pub.*" });
+      assert.deepEqual(info.state.subjects, { "$KV.pub.k0": 1, "$KV.pub.~agentmem": 1 });
+      assert.equal((await jsm.streams.getMessage("KV_pub", { seq: 6 }))?.string(), "v4");
+      await assert.rejects(
+        () => purge({ nc, jsm }, { stream: "KV_gone", filter: "$KV.gone.k", ms: 2_000 }),
+        (e: Error) => apiCode(e) === 10059,
+      );
+    } finally {
+      await nc.close();
     }
   },
 });
