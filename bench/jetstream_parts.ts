@@ -1,7 +1,8 @@
 // Jetstream single-process rows: what a create is made of, each part timed next to the others key
 // by key (the floor's create alone; the floor with what the library adds, an exact count and the
 // read of what a new version chains to beside it, then the create; the library's create); an
-// update of a key with 5,000 versions against one with 5; what a delete and a read are made of.
+// update of a key with 5,000 versions against one with 5; what an update, a delete and a read are
+// made of.
 
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -155,6 +156,88 @@ export async function historyLengthSection(o: PartsOptions): Promise<MicroRow> {
     unit: "µs/op",
     values,
     ratio: { of: `${a} / ${b}`, ...spread },
+  };
+}
+
+/**
+ * What a jetstream update is made of, in one process: the library's update of a key this run read
+ * against `kv.update` at the revision it knows, key by key in turn, many rounds over few keys (so
+ * each key's versions move every 16, as under the contention benchmark), with the requests each
+ * side sends per update (the library's moves included) and the client's CPU per update.
+ */
+export async function updatePartsSection(o: PartsOptions): Promise<MicroRow> {
+  const nc = o.nc as NatsConnection;
+  const [n, rounds] = o.quick ? [8, 8] : [32, 32];
+  const trials: Record<string, number>[] = [];
+  for (let t = 0; t < o.trials; t++) {
+    await using location = await o.locations.fresh("jetstream");
+    const bucket = location.bucket as string;
+    const store = await openStore(location, nc, true);
+    const kv = await kvm(nc).open(bucket);
+    const scope = new Scope();
+    const keys = Array.from({ length: n }, (_, i) => `u${i}`);
+    const revisions = new Map<string, number>();
+    for (const key of keys) {
+      await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
+      revisions.set(key, await kv.create(`r${key}`, ENTRIES.createBytes));
+    }
+    // Requests and publishes (not their answers) to the bucket's streams and the API, by side.
+    const sent = { library: 0, raw: 0 };
+    const rawSubject = `$KV.${bucket}.r`;
+    const sub = nc.subscribe(">", {
+      callback: (_, m) => {
+        if (m.subject.startsWith(rawSubject)) sent.raw++;
+        else if (/^\$(JS\.API|KV|KVH)\./.test(m.subject)) sent.library++;
+      },
+    });
+    await nc.flush();
+    const total = { library: 0, raw: 0 };
+    const cpu = { library: 0, raw: 0 };
+    const calls = {
+      library: (key: string, i: number) =>
+        store.update(`l${key}`, DESCRIPTION, `${ENTRIES.updateContent.slice(8)}${i}`, { scope }),
+      raw: async (key: string) =>
+        void revisions.set(
+          key,
+          await kv.update(`r${key}`, ENTRIES.updateBytes, revisions.get(key)!),
+        ),
+    };
+    for (let i = 0; i < rounds; i++) {
+      for (const key of keys) {
+        for (
+          const side of i % 2 === 0 ? ["library", "raw"] as const : ["raw", "library"] as const
+        ) {
+          const [c0, t0] = [process.cpuUsage(), performance.now()];
+          await calls[side](key, i);
+          total[side] += performance.now() - t0;
+          const c = process.cpuUsage(c0);
+          cpu[side] += c.user + c.system;
+        }
+      }
+    }
+    await nc.flush();
+    sub.unsubscribe();
+    const ops = n * rounds;
+    trials.push({
+      "library update": (total.library * 1000) / ops,
+      "raw update": (total.raw * 1000) / ops,
+      "library requests per update": sent.library / ops,
+      "raw requests per update": sent.raw / ops,
+      "library CPU per update": cpu.library / ops,
+      "raw CPU per update": cpu.raw / ops,
+    });
+  }
+  const labels = Object.keys(trials[0] ?? {});
+  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
+  const { trials: _, ...spread } = ratios(
+    trials.map((t) => [t["library update"], t["raw update"]]),
+  );
+  return {
+    section: "update parts",
+    backend: "jetstream",
+    unit: "µs/op",
+    values,
+    ratio: { of: "library update / raw update", ...spread },
   };
 }
 

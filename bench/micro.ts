@@ -28,6 +28,7 @@ import {
   deletePartsSection,
   historyLengthSection,
   readPartsSection,
+  updatePartsSection,
 } from "./jetstream_parts.ts";
 import { filePartsSections } from "./file_parts.ts";
 
@@ -74,6 +75,7 @@ export async function runMicro(o: Context) {
       rows.push(await deletedSection(o), await fullSection(o), await createPartsSection(o));
       rows.push(
         await historyLengthSection(o),
+        await updatePartsSection(o),
         await deletePartsSection(o),
         await readPartsSection(o),
       );

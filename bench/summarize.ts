@@ -358,6 +358,19 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
         } µs); its one request, a direct get of the key's last message, ${us("direct get")} µs`;
         return row(goal, measured, null);
       }
+      case "update parts": {
+        const us = (label: string) => Math.round(value(label)).toLocaleString("en-US");
+        const per = (label: string) => value(label).toFixed(2);
+        const goal = "jetstream update, one process: what stands in the way of 0.9x the floor";
+        const measured = `library ${us("library update")} µs, floor ${us("raw update")} µs ` +
+          `(${spread} of the floor's time); ${
+            per("library requests per update")
+          } requests per update (its moves ` +
+          `included) against ${per("raw requests per update")}, and ${
+            us("library CPU per update")
+          } µs of the client's CPU against ${us("raw CPU per update")}`;
+        return row(goal, measured, null);
+      }
       case "delete parts": {
         const us = (label: string) => Math.round(value(label)).toLocaleString("en-US");
         const goal = "jetstream delete, one process: its answer, and its move after it";
