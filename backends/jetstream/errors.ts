@@ -49,11 +49,12 @@ export function isNoResponders(e: unknown): boolean {
  */
 export class RefusedError extends Error {
   override readonly name = "RefusedError";
-  readonly code: number;
+  /** The JetStream error code; none for an answer that is no API answer at all. */
+  readonly code: number | undefined;
 
   constructor(error: { readonly err_code?: unknown; readonly description?: unknown }) {
     super(`JetStream refused the request: ${String(error.description ?? "no description")}`);
-    this.code = typeof error.err_code === "number" ? error.err_code : 0;
+    this.code = typeof error.err_code === "number" ? error.err_code : undefined;
   }
 }
 
@@ -105,6 +106,8 @@ export function reason(e: unknown, bucket: string, within: string): string {
       return "no JetStream server answered";
     case "ClosedConnectionError":
       return "the NATS connection is closed";
+    case "RefusedError":
+      return "JetStream's answer was not one the client understands";
     case "AnswerLostError":
       return "the NATS connection closed its reply subscription before the answer came";
     case "DrainingConnectionError":
