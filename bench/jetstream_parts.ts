@@ -65,12 +65,20 @@ async function partsRow(o: PartsOptions, x: {
     const n = keys.length * reps;
     trials.push(Object.fromEntries(Object.entries(total).map(([l, ms]) => [l, (ms * 1000) / n])));
   }
+  return rowOf(x.section, trials, x.ratio);
+}
+
+// A section's row: each label's median over `trials`, and the spread of `over / under`.
+function rowOf(
+  section: string,
+  trials: Record<string, number>[],
+  [over, under]: readonly [string, string],
+): MicroRow {
   const labels = Object.keys(trials[0] ?? {});
   const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const [over, under] = x.ratio;
   const { trials: _, ...spread } = ratios(trials.map((t) => [t[over], t[under]]));
   return {
-    section: x.section,
+    section,
     backend: "jetstream",
     unit: "µs/op",
     values,
@@ -146,16 +154,32 @@ export async function historyLengthSection(o: PartsOptions): Promise<MicroRow> {
       Object.fromEntries(Object.entries(total).map(([k, ms]) => [label(k), (ms * 1000) / n])),
     );
   }
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const [a, b] = labels as [string, string];
-  const { trials: _, ...spread } = ratios(trials.map((t) => [t[a], t[b]]));
+  return rowOf("history length update", trials, Object.keys(trials[0]!) as [string, string]);
+}
+
+// A fresh bucket with `n` keys made through the library (`l<key>`, with the run's scope) and
+// through `kv` (`r<key>`, its revisions kept); disposing of it removes the bucket.
+async function pairedKeys(o: PartsOptions, k: { readonly prefix: string; readonly n: number }) {
+  const nc = o.nc as NatsConnection;
+  const location = await o.locations.fresh("jetstream");
+  const bucket = location.bucket as string;
+  const store = await openStore(location, nc, true);
+  const kv = await kvm(nc).open(bucket);
+  const scope = new Scope();
+  const keys = Array.from({ length: k.n }, (_, i) => `${k.prefix}${i}`);
+  const revisions = new Map<string, number>();
+  for (const key of keys) {
+    await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
+    revisions.set(key, await kv.create(`r${key}`, ENTRIES.createBytes));
+  }
   return {
-    section: "history length update",
-    backend: "jetstream",
-    unit: "µs/op",
-    values,
-    ratio: { of: `${a} / ${b}`, ...spread },
+    bucket,
+    store,
+    kv,
+    scope,
+    keys,
+    revisions,
+    [Symbol.asyncDispose]: () => location[Symbol.asyncDispose](),
   };
 }
 
@@ -170,17 +194,8 @@ export async function updatePartsSection(o: PartsOptions): Promise<MicroRow> {
   const [n, rounds] = o.quick ? [8, 8] : [32, 32];
   const trials: Record<string, number>[] = [];
   for (let t = 0; t < o.trials; t++) {
-    await using location = await o.locations.fresh("jetstream");
-    const bucket = location.bucket as string;
-    const store = await openStore(location, nc, true);
-    const kv = await kvm(nc).open(bucket);
-    const scope = new Scope();
-    const keys = Array.from({ length: n }, (_, i) => `u${i}`);
-    const revisions = new Map<string, number>();
-    for (const key of keys) {
-      await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
-      revisions.set(key, await kv.create(`r${key}`, ENTRIES.createBytes));
-    }
+    await using b = await pairedKeys(o, { prefix: "u", n });
+    const { bucket, store, kv, scope, keys, revisions } = b;
     // Requests and publishes (not their answers) to the bucket's streams and the API, by side.
     const sent = { library: 0, raw: 0 };
     const rawSubject = `$KV.${bucket}.r`;
@@ -227,18 +242,7 @@ export async function updatePartsSection(o: PartsOptions): Promise<MicroRow> {
       "raw CPU per update": cpu.raw / ops,
     });
   }
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const { trials: _, ...spread } = ratios(
-    trials.map((t) => [t["library update"], t["raw update"]]),
-  );
-  return {
-    section: "update parts",
-    backend: "jetstream",
-    unit: "µs/op",
-    values,
-    ratio: { of: "library update / raw update", ...spread },
-  };
+  return rowOf("update parts", trials, ["library update", "raw update"]);
 }
 
 /**
@@ -252,15 +256,9 @@ export async function deletePartsSection(o: PartsOptions): Promise<MicroRow> {
   const n = o.quick ? 20 : 100;
   const trials: Record<string, number>[] = [];
   for (let t = 0; t < o.trials; t++) {
-    await using location = await o.locations.fresh("jetstream");
-    const bucket = location.bucket as string;
-    const store = await openStore(location, nc, true);
-    const kv = await kvm(nc).open(bucket);
-    const scope = new Scope();
-    const keys = Array.from({ length: n }, (_, i) => `d${i}`);
+    await using b = await pairedKeys(o, { prefix: "d", n });
+    const { bucket, store, kv, scope, keys } = b;
     for (const key of keys) {
-      await store.create(`l${key}`, DESCRIPTION, ENTRIES.createContent, { scope });
-      await kv.create(`r${key}`, ENTRIES.createBytes);
       for (let v = 0; v < 8; v++) {
         await store.update(`l${key}`, DESCRIPTION, `${ENTRIES.updateContent}${v}`, { scope });
         await kv.put(`r${key}`, ENTRIES.updateBytes);
@@ -299,18 +297,7 @@ export async function deletePartsSection(o: PartsOptions): Promise<MicroRow> {
       "requests per delete": requests / n,
     });
   }
-  const labels = Object.keys(trials[0] ?? {});
-  const values = Object.fromEntries(labels.map((l) => [l, median(trials.map((t) => t[l]!))]));
-  const { trials: _, ...spread } = ratios(
-    trials.map((t) => [t["library delete"], t["raw delete"]]),
-  );
-  return {
-    section: "delete parts",
-    backend: "jetstream",
-    unit: "µs/op",
-    values,
-    ratio: { of: "library delete / raw delete", ...spread },
-  };
+  return rowOf("delete parts", trials, ["library delete", "raw delete"]);
 }
 
 /**

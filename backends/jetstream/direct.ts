@@ -59,14 +59,9 @@ const infoAnswer: Reader<StreamInfo> = (m) => {
   }
 };
 
-// One per connection, made at its first get.
-const byConnection = new WeakMap<NatsConnection, DirectGets>();
-
-/** The direct gets of `nc`. */
+/** The direct gets of `nc` (over its one reply subscription, however many are made). */
 export function directGets(nc: NatsConnection): DirectGets {
-  let gets = byConnection.get(nc);
-  if (gets === undefined) byConnection.set(nc, gets = new DirectGets(nc));
-  return gets;
+  return new DirectGets(nc);
 }
 
 /** Direct gets of one connection, over its reply subscription. */

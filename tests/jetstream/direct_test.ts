@@ -12,13 +12,16 @@ import {
   openJetStreamStore,
 } from "../../mod.ts";
 import {
+  apiCode,
   ASK_AGAIN,
   directGets,
   getMessage,
   type MessageSource,
+  purge,
   streamInfo,
 } from "../../backends/jetstream/testing.ts";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
+import { withInboxUser } from "./_inbox_user.ts";
 
 const STREAM = "KV_direct";
 const BUCKET = {
@@ -39,7 +42,7 @@ async function sources(nc: NatsConnection): Promise<{ direct: MessageSource; api
 
 Deno.test({
   name:
-    "direct gets answer every query as the stream API does (message, headers, time, none), and stream infos as its info",
+    "direct gets answer every query as the stream API does (message, headers, time, none), stream infos as its info, purges as its purge",
   ...needsNats(),
   async fn() {
     await using server = await startNatsServer();
@@ -99,6 +102,16 @@ Deno.test({
         ASK_AGAIN,
       );
       assert.ok(performance.now() - t0 < 2_000);
+      // After the anchor (1): k0 at 2 and 4, k1 at 3. Below 4 on k0, then all of k1.
+      await purge({ nc, jsm }, { stream: STREAM, filter: "$KV.direct.k0", seq: 4, ms: 2_000 });
+      await purge({ nc, jsm }, { stream: STREAM, filter: "$KV.direct.k1", ms: 2_000 });
+      const left = await jsm.streams.info(STREAM, { subjects_filter: "$KV.direct.*" });
+      assert.deepEqual(left.state.subjects, { "$KV.direct.k0": 1, "$KV.direct.~agentmem": 1 });
+      assert.equal((await jsm.streams.getMessage(STREAM, { seq: 4 }))?.string(), "body 2");
+      await assert.rejects(
+        () => purge({ nc, jsm }, { stream: "KV_gone", filter: "$KV.gone.k", ms: 2_000 }),
+        (e: Error) => apiCode(e) === 10059,
+      );
     } finally {
       await nc.close();
     }
@@ -109,18 +122,8 @@ Deno.test({
   name:
     "direct gets reply to the connection's own inbox prefix, so a user allowed only that one reads with them",
   ...needsNats(),
-  async fn() {
-    const config = `authorization { users = [ { user: "app", password: "pw", permissions: {
-      publish: { allow: [">"] }, subscribe: { allow: ["_INBOX_app.>"] } } } ] }`;
-    await using server = await startNatsServer({ config });
-    const nc = await connect({
-      servers: server.url,
-      user: "app",
-      pass: "pw",
-      inboxPrefix: "_INBOX_app",
-    });
-    try {
-      await createJetStreamBucket(nc, BUCKET);
+  fn: () =>
+    withInboxUser(BUCKET, async (nc) => {
       const store = await openJetStreamStore({ bucket: "direct", prefix: "" }, { nc });
       await store.create("k", "about k", "body");
       // Every read request the store sends, by subject.
@@ -132,10 +135,7 @@ Deno.test({
       };
       for (let i = 0; i < 3; i++) assert.equal((await store.read("k")).content, "body");
       assert.deepEqual(sent, Array(3).fill(`$JS.API.DIRECT.GET.${STREAM}.$KV.direct.k`));
-    } finally {
-      await nc.close();
-    }
-  },
+    }),
 });
 
 Deno.test({

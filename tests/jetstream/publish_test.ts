@@ -16,9 +16,8 @@ import {
   StaleError,
   UnavailableError,
 } from "../../mod.ts";
-import { apiCode, purge } from "../../backends/jetstream/testing.ts";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { needsNats, startNatsServer } from "../_lib/nats_server.ts";
+import { withInboxUser } from "./_inbox_user.ts";
 
 const BUCKET = {
   bucket: "pub",
@@ -31,18 +30,8 @@ Deno.test({
   name:
     "each write is one publish with its reply under the connection's inbox prefix, and its refusals keep their meaning",
   ...needsNats(),
-  async fn() {
-    const config = `authorization { users = [ { user: "app", password: "pw", permissions: {
-      publish: { allow: [">"] }, subscribe: { allow: ["_INBOX_app.>"] } } } ] }`;
-    await using server = await startNatsServer({ config });
-    const nc = await connect({
-      servers: server.url,
-      user: "app",
-      pass: "pw",
-      inboxPrefix: "_INBOX_app",
-    });
-    try {
-      await createJetStreamBucket(nc, BUCKET);
+  fn: () =>
+    withInboxUser(BUCKET, async (nc) => {
       const store = await openJetStreamStore({
         bucket: "pub",
         prefix: "",
@@ -80,10 +69,7 @@ Deno.test({
       assert.equal(requests, 0);
       assert.ok(writes.length >= 5, `${writes.length} writes`);
       for (const w of writes) assert.match(w.reply ?? "", /^_INBOX_app\.[^.]+\.\d+$/, w.subject);
-    } finally {
-      await nc.close();
-    }
-  },
+    }),
 });
 
 Deno.test({
@@ -123,34 +109,6 @@ Deno.test({
     } finally {
       await nc.close();
       await admin.close();
-    }
-  },
-});
-
-Deno.test({
-  name:
-    "a purge through the reply subscription removes what the client's removes, and a missing stream's is refused with its code",
-  ...needsNats(),
-  async fn() {
-    await using server = await startNatsServer();
-    const nc = await connect({ servers: server.url });
-    try {
-      await createJetStreamBucket(nc, BUCKET);
-      const jsm = await jetstreamManager(nc);
-      const js = jsm.jetstream();
-      for (let i = 0; i < 6; i++) await js.publish(`$KV.pub.k${i % 2}`, `v${i}`);
-      // After the anchor (1): k0 at 2, 4 and 6, k1 at 3, 5 and 7. Below 6 on k0, then all of k1.
-      await purge({ nc, jsm }, { stream: "KV_pub", filter: "$KV.pub.k0", seq: 6, ms: 2_000 });
-      await purge({ nc, jsm }, { stream: "KV_pub", filter: "$KV.pub.k1", ms: 2_000 });
-      const info = await jsm.streams.info("KV_pub", { subjects_filter: "$KV.pub.*" });
-      assert.deepEqual(info.state.subjects, { "$KV.pub.k0": 1, "$KV.pub.~agentmem": 1 });
-      assert.equal((await jsm.streams.getMessage("KV_pub", { seq: 6 }))?.string(), "v4");
-      await assert.rejects(
-        () => purge({ nc, jsm }, { stream: "KV_gone", filter: "$KV.gone.k", ms: 2_000 }),
-        (e: Error) => apiCode(e) === 10059,
-      );
-    } finally {
-      await nc.close();
     }
   },
 });
