@@ -139,11 +139,17 @@ export function parseHeader(
   }
 }
 
-const DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// Replaces what is not UTF-8 with U+FFFD instead of failing, several times faster than the strict
+// decoder on Deno: text without U+FFFD came from well-formed bytes, and text with one (rare: it
+// may be the stored character itself) is decoded again strictly to tell.
+const LENIENT = new TextDecoder("utf-8", { ignoreBOM: true });
 
 function decodeUtf8(bytes: Uint8Array, key?: string): string {
+  const text = LENIENT.decode(bytes);
+  if (!text.includes("\uFFFD")) return text;
   try {
-    return DECODER.decode(bytes);
+    return STRICT.decode(bytes);
   } catch {
     throw corrupt(key, "it is not valid UTF-8");
   }

@@ -781,3 +781,41 @@ Deno.test("serializeEntry() writes a header the YAML parser itself reads back ex
     { numRuns: RUNS * 2 },
   );
 });
+
+// Bytes that are UTF-8, or nearly: well-formed pieces (U+FFFD's own bytes among them), and stray
+// bytes that break a sequence.
+const nearlyUtf8 = fc.array(
+  fc.oneof(
+    { arbitrary: anyCodePoint.map((c) => [...ENCODER.encode(c)]), weight: 6 },
+    { arbitrary: fc.constant([0xef, 0xbf, 0xbd]), weight: 2 },
+    { arbitrary: fc.integer({ min: 0x80, max: 0xff }).map((b) => [b]), weight: 1 },
+  ),
+  { maxLength: 40 },
+).map((parts) => new Uint8Array(parts.flat()));
+
+Deno.test("parseEntry() of bytes reads them exactly as a strict UTF-8 decoder does", () => {
+  const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const header = ENCODER.encode("---\ndescription: d\n---\n");
+  let refused = 0;
+  fc.assert(
+    fc.property(nearlyUtf8, (body) => {
+      const bytes = new Uint8Array([...header, ...body]);
+      let expected: string | undefined;
+      try {
+        expected = strict.decode(body);
+      } catch {
+        expected = undefined;
+      }
+      let got: string | undefined;
+      try {
+        got = parseEntry(bytes, "k").content;
+      } catch (e) {
+        assert.match((e as Error).message, /not valid UTF-8/);
+        refused++;
+      }
+      assert.equal(got, expected);
+    }),
+    { numRuns: RUNS },
+  );
+  assert.ok(refused > 0 && refused < RUNS, `${refused} of ${RUNS} refused`);
+});
