@@ -1,14 +1,14 @@
 // Reading entries from a memory directory: a whole entry for read(), only its header for list().
-// Only a regular file is ever opened (opening a FIFO would release a writer blocked on it, and
-// opening a device can act on it): an lstat comes first (or, in a pass over the directory, the
-// listing's own file type), and the open flags refuse a symlink and never block, should the name
-// be swapped in between.
+// Only a regular file is ever read, and never through a symlink: the open refuses a symlink and
+// never blocks, and a positioned read refuses what is not a file (a FIFO has no offset, a directory
+// no bytes); whatever still reads as no entry at all (nothing, or more than any entry) is stat'ed
+// on its open descriptor before it is called damaged, so a device reads as no memory too.
 
 import { CorruptError } from "../../store/errors.ts";
 import { MAX_ENTRY_BYTES } from "../../store/limits.ts";
 import { decodeUtf8, MAX_HEADER_BYTES, parseHeader } from "../../store/serialize.ts";
 import { errorKind, quote } from "../../store/text.ts";
-import { close, factsOf, kindOf, openForRead, readAll, readAllFrom } from "./fs.ts";
+import { close, factsOf, fstatOf, openForRead, readAll, readAllFrom } from "./fs.ts";
 import { hasRecord, MAX_RECORD_BYTES, splitVersion, type VersionRecord } from "./envelope.ts";
 
 // Most headers (and version records) fit in the first read; a long description takes a second.
@@ -25,6 +25,9 @@ const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
   "ENXIO",
   "ENODEV",
 ]);
+// What a positioned read of something other than a regular file fails with: a FIFO or a socket
+// (ESPIPE), a directory (EISDIR).
+const NOT_A_FILE_READ: ReadonlySet<string> = new Set(["ESPIPE", "EISDIR", "EINVAL"]);
 const CLOSE = new TextEncoder().encode("\n---\n");
 // Reads are synchronous from open to decode, so one buffer serves every read of the process: one
 // byte over the largest valid file, to tell a file that is too large.
@@ -34,25 +37,33 @@ const HEADER_BUF = new Uint8Array(HEADER_READ_BYTES);
 /**
  * The bytes a key's file holds now, or `undefined` when there is no regular file under its name.
  * The bytes live in a buffer the next read reuses: use them before anything else reads.
- * `listed`: the caller has just seen a regular file under this name in the directory's listing,
- * which stands for the lstat (as in a listing's header reads).
+ * `listed`: the caller has just seen a regular file under this name in the directory's listing.
  */
 export function readCurrent(
   path: string,
   o: { key: string; listed?: boolean },
 ): Uint8Array | undefined {
   const { key, listed = false } = o;
-  if (!listed && kindOf(path) !== "file") return undefined;
   let fd: number;
   try {
     fd = openForRead(path);
   } catch (e) {
-    if (NOT_A_MEMORY_FILE.has(errorKind(e))) return undefined;
+    const kind = errorKind(e);
+    // Outside a listing, ENOTDIR means the store's directory is not one: a failure, not a
+    // missing memory.
+    if (NOT_A_MEMORY_FILE.has(kind) && (listed || kind !== "ENOTDIR")) return undefined;
     throw e;
   }
   let n: number;
   try {
-    n = readAll(fd, ENTRY_BUF);
+    try {
+      n = readAll(fd, ENTRY_BUF);
+    } catch (e) {
+      if (NOT_A_FILE_READ.has(errorKind(e)) && !isRegular(fd)) return undefined;
+      throw e;
+    }
+    // No entry is empty, and none is this large: a device reads so, and is no memory.
+    if ((n === 0 || n > MAX_FILE_BYTES) && !isRegular(fd)) return undefined;
   } finally {
     close(fd);
   }
@@ -65,6 +76,10 @@ export function readCurrent(
     );
   }
   return ENTRY_BUF.subarray(0, n);
+}
+
+function isRegular(fd: number): boolean {
+  return fstatOf(fd).kind === "file";
 }
 
 /**
