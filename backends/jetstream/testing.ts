@@ -8,4 +8,5 @@ export { ASK_AGAIN, directGets, streamInfo } from "./direct.ts";
 export { getMessage, lookMessage, type MessageSource } from "./messages.ts";
 export { type HeaderView, headerView, rawHeaders } from "./header_view.ts";
 export { purge } from "./write.ts";
+export { repliesOf } from "./replies.ts";
 export { apiCode } from "./errors.ts";
