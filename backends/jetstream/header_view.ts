@@ -46,7 +46,8 @@ export function rawHeaders(m: Msg): Uint8Array | null | undefined {
   if (typeof hdr !== "number" || !Number.isInteger(hdr)) return undefined;
   if (hdr < 0) return null;
   if (!(data instanceof Uint8Array) || hdr > data.length) return undefined;
-  return data.subarray(0, hdr);
+  // A view made directly, not by `subarray` (which looks up the array's species constructor).
+  return new Uint8Array(data.buffer, data.byteOffset, hdr);
 }
 
 // Headers as text: a header line starts after a line break, so a name found right after one and
