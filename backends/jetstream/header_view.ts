@@ -1,8 +1,8 @@
 // A message's headers read on demand from their bytes, for an answer of which a caller needs a
 // few headers only (a held write's look at a key: its sequence, whether it is a delete marker,
 // whether it carries a version record). The client's `m.headers` decodes every header of a
-// version (some 14) into a map: 4.5 µs against 1.6 µs for the look's lookups from the text in a
-// loop, and a held update's client CPU went from 0.21 to 0.19 ms when the look stopped decoding.
+// version (some 14) into a map: 4.5 µs against 1.6 µs for the look's lookups from the text, warm;
+// over 1,000 held updates the client's CPU per update went from 0.21 to 0.19 ms with this.
 // Every lookup answers exactly as the client's decoded headers would (`Match.Exact`, the first
 // value for `get`, the last for `last`, values trimmed, the status code of the first line); a
 // header block the client would refuse to decode (a lone CR or LF, a header name the client
