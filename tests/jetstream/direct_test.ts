@@ -142,10 +142,18 @@ Deno.test({
       const { direct, api } = await sources(nc);
       for (const key of ["v", "gone", "raw", "bare", "none"]) {
         const q = { stream: STREAM, last_by_subj: `$KV.direct.${key}` };
-        const [look, got] = await Promise.all([lookMessage(direct, q), getMessage(api, q)]);
+        const [look, asked, got] = await Promise.all([
+          lookMessage(direct, q),
+          lookMessage(api, q),
+          getMessage(api, q),
+        ]);
         assert.equal(look === null, got === null, key);
-        if (look === null || got === null) continue;
+        assert.equal(asked === null, got === null, key);
+        if (look === null || asked === null || got === null) continue;
         assert.equal(look.seq, got.seq, key);
+        // Where direct gets cannot tell, a look asks the stream API, as a get does.
+        assert.equal(asked.seq, got.seq, key);
+        assert.equal(asked.header?.get("KV-Operation"), got.header?.get("KV-Operation"), key);
         // Read from the answer's bytes, not decoded by the client.
         assert.ok(look.header !== undefined && !(look.header instanceof MsgHdrsImpl), key);
         const names = [...got.header!.keys(), "KV-Operation", "Agentmem-Op", "Missing"];
