@@ -140,10 +140,12 @@ export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
         const hold = holds(review, c);
         // Neither a budget nor review: the write itself, with nothing around it.
         if (counter === undefined && !hold) return ops[op](w, c);
-        return charged(counter, charge(backend, op, w.key), async () => {
+        const made = async () => {
           if (hold) await held({ backend, op, key: w.key, write: w }, c, opts);
           else await ops[op](w, c);
-        });
+        };
+        // Without a budget there is nothing to charge, nor a refusal to word.
+        return counter === undefined ? made() : charged(counter, charge(backend, op, w.key), made);
       },
     );
   };
@@ -160,12 +162,10 @@ export function buildStore(ops: BackendOps, options: BuildOptions = {}): Store {
         const counter = budgetOf(c.scope);
         const hold = holds(review, c);
         if (counter === undefined && !hold) return ops.delete(key, c);
-        return charged(
-          counter,
-          charge(backend, "delete", key),
-          () => hold ? held({ backend, op: "delete", key }, c, opts) : ops.delete(key, c),
-          Boolean,
-        );
+        const made = () =>
+          hold ? held({ backend, op: "delete", key }, c, opts) : ops.delete(key, c);
+        if (counter === undefined) return made();
+        return charged(counter, charge(backend, "delete", key), made, Boolean);
       }),
   });
   EXTENSIONS.set(store, { backend, ops, readOnly: false, review });

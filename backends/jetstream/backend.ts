@@ -18,7 +18,7 @@ import { deleteKey } from "./delete.ts";
 import { BACKEND, checkRevision, PREFIX, withAbort } from "./errors.ts";
 import { aborted, type BackendConfig, Handle } from "./handle.ts";
 import { Keeper } from "./keeper.ts";
-import { getMessage, type Stored } from "./messages.ts";
+import { getMessage, lookMessage, type Stored } from "./messages.ts";
 import { hasRecord, isoOfNanos, readRecord, toVersion } from "./provenance.ts";
 import { headerDescription, isMarkerMessage, scan } from "./scan.ts";
 import { update } from "./update.ts";
@@ -119,24 +119,34 @@ export class JetStreamBackend implements BackendOps {
     return { entry, version };
   }
 
-  // The key's newest revision, without reading its entry (a held write's look at the key).
+  // The key's newest revision, without reading its entry (a held write's look at the key): of
+  // the answer, only the headers that say so are read.
   async #head(key: string, call: Call): Promise<Head | undefined> {
-    const m = await this.#latest(key, call);
+    const h = this.#h;
+    const q = { stream: h.c.stream, last_by_subj: h.subject(key) };
+    const m = await this.#ask(key, call, () => lookMessage(h.c, q));
     if (m === null || isMarkerMessage(m.header)) return undefined;
     const revision = checkRevision(m.seq);
     return {
-      namespace: this.#h.ns,
+      namespace: h.ns,
       revision,
       version: hasRecord(m.header) ? String(revision) : undefined,
     };
   }
 
   // The key's latest message (a marker included), read as a read call.
-  async #latest(key: string, call: Call): Promise<Stored | null> {
+  #latest(key: string, call: Call): Promise<Stored | null> {
+    const h = this.#h;
+    const q = { stream: h.c.stream, last_by_subj: h.subject(key) };
+    return this.#ask(key, call, () => getMessage(h.c, q));
+  }
+
+  // What `read` (a read of `key`) finds, failing as a read call fails.
+  async #ask<T>(key: string, call: Call, read: () => Promise<T>): Promise<T> {
     const h = this.#h;
     const c = { op: "read", key, call } as const;
     if (h.gone) await h.run(c, () => Promise.resolve());
-    const work = getMessage(h.c, { stream: h.c.stream, last_by_subj: h.subject(key) });
+    const work = read();
     try {
       return await (call.signal === undefined ? work : withAbort(work, {
         signal: call.signal,

@@ -3,17 +3,24 @@
 // found" (no responders, a bad request) or with an API error, no answer within the time, a request
 // not sent or lost, resolve `"ask again"`, and the caller asks through the client's API, which says
 // what is wrong. (A held update makes a direct get beside its publish; a create among other
-// writers, a stream info.)
+// writers, a stream info.) A look (`DirectGets.look`) reads the answer's headers only when asked
+// (header_view.ts), for a caller that needs a few of them and not the message.
 
 // Types only: a file-only user loads no NATS module (tests/file/no_nats_test.ts).
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import { type Replies, repliesOf } from "./replies.ts";
+import { type HeaderView, headerView } from "./header_view.ts";
 
 /** A message a direct get answered with, or `null`: the stream holds none. */
 export interface DirectAnswer {
   readonly header: MsgHdrs;
   readonly data: Uint8Array;
+}
+
+/** A message a look answered with: its headers, each read when asked for. */
+export interface DirectLook {
+  readonly header: HeaderView;
 }
 
 /** Asks again through the client's API: this path could not tell. */
@@ -46,6 +53,15 @@ const getAnswer: Reader<DirectAnswer | null> = (m) => {
   if (code === 404) return null;
   if (header === undefined || code !== 0) return ASK_AGAIN;
   return { header, data: m.data };
+};
+
+// A look's answer, read as a direct get's is, without decoding every header.
+const lookAnswer: Reader<DirectLook | null> = (m) => {
+  const header = headerView(m);
+  const code = header?.code ?? 0;
+  if (code === 404) return null;
+  if (header === undefined || code !== 0) return ASK_AGAIN;
+  return { header };
 };
 
 // A stream info's answer: the API's JSON, unless it is an error (or no info at all).
@@ -89,6 +105,14 @@ export class DirectGets {
         { payload: JSON.stringify(query), ms },
         getAnswer,
       );
+  }
+
+  /**
+   * The last message of `subject` in `stream` within `ms`, as `get` answers it, its headers read
+   * only when asked for and its data left out.
+   */
+  look(stream: string, subject: string, ms: number): Promise<DirectLook | null | typeof ASK_AGAIN> {
+    return this.#ask(`$JS.API.DIRECT.GET.${stream}.${subject}`, { payload: EMPTY, ms }, lookAnswer);
   }
 
   /** `stream`'s info (without its subjects) within `ms`. */

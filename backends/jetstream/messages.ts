@@ -4,11 +4,14 @@
 // through the stream API, which its leader answers, since a replica may answer a direct get from
 // behind the leader. A direct get of a stream that is gone gets no answer, so one unanswered within
 // `DIRECT_TIMEOUT_MS` (or answered with a status other than "not found") is asked again through
-// the stream API, which says what is wrong.
+// the stream API, which says what is wrong. A look (`lookMessage`) is a read of a subject's last
+// message for a caller that needs its sequence and a few headers: through a direct get it decodes
+// only the headers asked for and computes no time.
 
 import type { MsgHdrs } from "@nats-io/nats-core";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { ASK_AGAIN, type DirectGets } from "./direct.ts";
+import type { HeaderView } from "./header_view.ts";
 import { isoOfTimestamp } from "./provenance.ts";
 
 /** One stored message. */
@@ -42,6 +45,25 @@ export type MessageQuery =
   | { readonly seq: number }
   | { readonly seq: number; readonly next_by_subj: string };
 
+/** A subject's last message, as a look sees it. */
+export interface Looked {
+  readonly seq: number;
+  readonly header: HeaderView | undefined;
+}
+
+/** The last message of `q.last_by_subj` in `q.stream`, as a look sees it; `null`: none. */
+export async function lookMessage(
+  src: MessageSource,
+  q: { readonly stream: string; readonly last_by_subj: string },
+): Promise<Looked | null> {
+  if (src.direct.streams.has(q.stream)) {
+    const got = await src.direct.gets.look(q.stream, q.last_by_subj, src.direct.ms);
+    if (got === null) return null;
+    if (got !== ASK_AGAIN) return { seq: sequenceOf(got.header), header: got.header };
+  }
+  return await fromApi(src, q);
+}
+
 /** The message `q` names in `q.stream`, or `null` when there is none. */
 export async function getMessage(
   src: MessageSource,
@@ -53,16 +75,24 @@ export async function getMessage(
     if (got === null) return null;
     if (got !== ASK_AGAIN) {
       const { header, data } = got;
-      const seq = Number(header.last("Nats-Sequence"));
       return {
         subject: header.last("Nats-Subject"),
-        seq: Number.isSafeInteger(seq) ? seq : 0,
+        seq: sequenceOf(header),
         header,
         data,
         at: isoOfTimestamp(header.last("Nats-Time-Stamp")),
       };
     }
   }
+  return await fromApi(src, q);
+}
+
+// The message `q` names, through the stream API.
+async function fromApi(
+  src: MessageSource,
+  q: MessageQuery & { readonly stream: string },
+): Promise<Stored | null> {
+  const { stream, ...query } = q;
   // The stream API takes `next_by_subj` too, though the client's type does not say so.
   const m = await src.jsm.streams.getMessage(stream, query as { seq: number });
   if (m === null) return null;
@@ -73,6 +103,12 @@ export async function getMessage(
     data: m.data,
     at: isoOfTimestamp(m.timestamp),
   };
+}
+
+// The stream sequence a direct get's answer names (0 when it names none).
+function sequenceOf(header: Pick<HeaderView, "last">): number {
+  const seq = Number(header.last("Nats-Sequence"));
+  return Number.isSafeInteger(seq) ? seq : 0;
 }
 
 /**

@@ -16,7 +16,7 @@ import { apiCode, type Deadline, isWrongLastSequence, STREAM_NOT_FOUND } from ".
 import type { Handle } from "./handle.ts";
 import { getMessage } from "./messages.ts";
 import { readAll } from "./scan.ts";
-import { publish } from "./write.ts";
+import { publish, type WriteTarget } from "./write.ts";
 import { streamInfo } from "./direct.ts";
 
 /** The review stream of `bucket`. */
@@ -43,6 +43,8 @@ class JetStreamReview implements ReviewOps {
   readonly #h: Handle;
   readonly #stream: string;
   readonly #base: string;
+  // Where proposals are written: the review stream, over the handle's connection.
+  readonly #target: WriteTarget;
   readonly #queue = new QueueBound();
   #adding: Promise<void> = Promise.resolve();
 
@@ -52,6 +54,8 @@ class JetStreamReview implements ReviewOps {
     this.readBeforeUpdate = h.c.readBeforeUpdate;
     this.#stream = reviewStream(h.c.bucket);
     this.#base = `$KVR.${h.c.bucket}.${h.c.prefix === "" ? "~" : h.c.prefix}`;
+    const { nc, js, jsm, headers } = h.c;
+    this.#target = { stream: this.#stream, nc, js, jsm, headers };
   }
 
   count(call: Call): Promise<number> {
@@ -88,7 +92,7 @@ class JetStreamReview implements ReviewOps {
         // at once may then pass the limit by their number, as creates pass MAX_ENTRIES.
         const exact = attempt <= 3;
         try {
-          const seq = await publish(this.#target(), {
+          const seq = await publish(this.#target, {
             subject,
             data,
             expect: { revision: 0, ...(exact ? { streamSeq: bound.seq } : {}) },
@@ -215,7 +219,7 @@ class JetStreamReview implements ReviewOps {
       }
       try {
         const data = encodeProposal({ proposal: decided });
-        await publish(this.#target(), {
+        await publish(this.#target, {
           subject: this.#subject("d", id),
           data,
           expect: { revision: 0 },
@@ -253,7 +257,7 @@ class JetStreamReview implements ReviewOps {
         if (done === undefined) throw gone("another operator is deciding it");
         if (done.next === undefined) return done.result;
         try {
-          await publish(this.#target(), {
+          await publish(this.#target, {
             subject: this.#subject("p", id),
             data: encodeProposal(done.next),
             expect: { revision: seen.seq },
@@ -314,10 +318,6 @@ class JetStreamReview implements ReviewOps {
 
   #subject(state: "p" | "d", id: string): string {
     return `${this.#base}.${state}.${id}`;
-  }
-
-  #target() {
-    return { ...this.#h.c, stream: this.#stream };
   }
 }
 

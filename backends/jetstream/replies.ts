@@ -5,7 +5,9 @@
 // not be sent (the subscription closed or refused, the connection closed or draining, the publish
 // refused by the client) says so at once, so its caller can ask through the client instead; one
 // sent and then lost (no answer in time, the subscription closed, the server refusing its subject
-// for lack of permission) is handed to the caller's `lost`, which decides what that means.
+// for lack of permission) is handed to the caller's `lost`, which decides what that means. The
+// requests waiting share one timer, set for the earliest of their times and cleared when none
+// waits, so requests sent together (a held write's look and its proposal) pay for one.
 
 // Types only: a file-only user loads no NATS module (tests/file/no_nats_test.ts).
 import type { Msg, MsgHdrs, NatsConnection } from "@nats-io/nats-core";
@@ -35,7 +37,8 @@ export interface Request {
 interface Waiting {
   readonly subject: string;
   readonly settle: (m: Msg | Lost) => void;
-  readonly timer: ReturnType<typeof setTimeout>;
+  /** When it is lost for want of an answer (`performance.now()` time). */
+  readonly until: number;
 }
 
 // One per connection, made at its first request.
@@ -56,6 +59,9 @@ export class Replies {
   #next = 0;
   // The subscription was closed or refused: nothing is sent this way from then.
   #broken = false;
+  // The one timer, while a request waits, and the time it is set for.
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
 
   constructor(nc: NatsConnection) {
     this.#nc = nc;
@@ -79,8 +85,8 @@ export class Replies {
         }
       };
     });
-    const timer = setTimeout(() => this.#settle(token, { why: "timeout" }), r.ms);
-    this.#waiting.set(token, { subject: r.subject, settle, timer });
+    const until = performance.now() + r.ms;
+    this.#waiting.set(token, { subject: r.subject, settle, until });
     try {
       this.#nc.publish(r.subject, r.payload, {
         reply: `${inbox}${token}`,
@@ -89,9 +95,10 @@ export class Replies {
     } catch {
       // Not sent (the client refused it before it reached the socket).
       this.#waiting.delete(token);
-      clearTimeout(timer);
+      if (this.#waiting.size === 0) this.#clearTimer();
       return undefined;
     }
+    this.#setTimer(until);
     return answered;
   }
 
@@ -99,8 +106,39 @@ export class Replies {
     const w = this.#waiting.get(token);
     if (w === undefined) return;
     this.#waiting.delete(token);
-    clearTimeout(w.timer);
+    if (this.#waiting.size === 0) this.#clearTimer();
     w.settle(m);
+  }
+
+  // Sets the timer for `until` unless it is set for that time or earlier.
+  #setTimer(until: number): void {
+    if (this.#timer !== undefined && this.#timerAt <= until) return;
+    this.#clearTimer();
+    this.#timerAt = until;
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, until - performance.now()));
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+  }
+
+  // The timer went off: every request whose time is up is lost; the timer is set again for the
+  // earliest left (a timer may go off a little early: what is not yet due waits for it).
+  #expire(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = performance.now();
+    const due: string[] = [];
+    let next = Infinity;
+    for (const [token, w] of this.#waiting) {
+      if (w.until <= now) due.push(token);
+      else next = Math.min(next, w.until);
+    }
+    for (const token of due) this.#settle(token, { why: "timeout" });
+    if (next !== Infinity) this.#setTimer(next);
   }
 
   // The reply subscription's subject prefix (ending in "."), subscribing at the first request.

@@ -272,7 +272,7 @@ async function forgot(
 }
 
 /** Whether a message is a delete marker (or a purge's, or the server's). */
-export function isMarkerMessage(headers: MsgHdrs | undefined): boolean {
+export function isMarkerMessage(headers: Pick<MsgHdrs, "get" | "has"> | undefined): boolean {
   const op = headers?.get(KV_OPERATION);
   return op === "DEL" || op === "PURGE" || (headers?.has("Nats-Marker-Reason") ?? false);
 }

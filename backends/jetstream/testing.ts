@@ -5,6 +5,8 @@
 
 export { checkServerVersion } from "./bind.ts";
 export { ASK_AGAIN, directGets, streamInfo } from "./direct.ts";
-export { getMessage, type MessageSource } from "./messages.ts";
+export { getMessage, lookMessage, type MessageSource } from "./messages.ts";
+export { type HeaderView, headerView, rawHeaders } from "./header_view.ts";
 export { purge } from "./write.ts";
+export { repliesOf } from "./replies.ts";
 export { apiCode } from "./errors.ts";

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { connect } from "@nats-io/transport-node";
-import { headers, type NatsConnection } from "@nats-io/nats-core";
+import { headers, MsgHdrsImpl, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import {
   createJetStreamBucket,
@@ -16,6 +16,8 @@ import {
   ASK_AGAIN,
   directGets,
   getMessage,
+  type HeaderView,
+  lookMessage,
   type MessageSource,
   purge,
   streamInfo,
@@ -112,6 +114,54 @@ Deno.test({
         () => purge({ nc, jsm }, { stream: "KV_gone", filter: "$KV.gone.k", ms: 2_000 }),
         (e: Error) => apiCode(e) === 10059,
       );
+    } finally {
+      await nc.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a look answers as a direct get does (sequence, marker, version record, every header), reading the headers from their bytes",
+  ...needsNats(),
+  async fn() {
+    await using server = await startNatsServer();
+    const nc = await connect({ servers: server.url });
+    try {
+      await createJetStreamBucket(nc, BUCKET);
+      const store = await openJetStreamStore({ bucket: "direct", prefix: "" }, { nc });
+      await store.create("v", "about v", "a version");
+      await store.create("gone", "about gone", "deleted next");
+      await store.delete("gone");
+      const js = (await jetstreamManager(nc)).jetstream();
+      const h = headers();
+      h.append("X-Mark", "first");
+      h.append("X-Mark", "second");
+      await js.publish("$KV.direct.raw", "a raw put", { headers: h });
+      await js.publish("$KV.direct.bare", "no headers of its own");
+      const { direct, api } = await sources(nc);
+      for (const key of ["v", "gone", "raw", "bare", "none"]) {
+        const q = { stream: STREAM, last_by_subj: `$KV.direct.${key}` };
+        const [look, asked, got] = await Promise.all([
+          lookMessage(direct, q),
+          lookMessage(api, q),
+          getMessage(api, q),
+        ]);
+        assert.equal(look === null, got === null, key);
+        assert.equal(asked === null, got === null, key);
+        if (look === null || asked === null || got === null) continue;
+        assert.equal(look.seq, got.seq, key);
+        // Where direct gets cannot tell, a look asks the stream API, as a get does.
+        assert.equal(asked.seq, got.seq, key);
+        assert.equal(asked.header?.get("KV-Operation"), got.header?.get("KV-Operation"), key);
+        // Read from the answer's bytes, not decoded by the client.
+        assert.ok(look.header !== undefined && !(look.header instanceof MsgHdrsImpl), key);
+        const names = [...got.header!.keys(), "KV-Operation", "Agentmem-Op", "Missing"];
+        for (const name of names) {
+          const each = (x: HeaderView) => [x.get(name), x.last(name), x.has(name)];
+          assert.deepEqual(each(look.header), each(got.header!), `${key}: ${name}`);
+        }
+      }
     } finally {
       await nc.close();
     }
