@@ -1,9 +1,10 @@
 // Writes held for review, in a file store: `<dir>/.review/`, beside the memories and never among
 // them (a dot name is no key). A pending proposal is `p.<id>.json`, a decided one `d.<id>.json`
-// (store/proposal_record.ts has the format). A new record is staged, flushed and linked; every
-// change of a pending one (a claim, its release, its decision) happens under the proposal's lock
-// (`.<id>.lock`, lock.ts), so of two processes deciding one proposal exactly one does. Nothing
-// under `.review` is followed: a symlink there makes the call fail, never reach outside.
+// (store/proposal_record.ts has the format); `.creates` marks each one added (pending_count.ts).
+// A new record is staged, flushed and linked; every change of a pending one (a claim, its
+// release, its decision) happens under the proposal's lock (`.<id>.lock`, lock.ts), so of two
+// processes deciding one proposal exactly one does. Nothing under `.review` is followed: a
+// symlink there makes the call fail, never reach outside.
 
 import { NotFoundError, UnavailableError } from "../../store/errors.ts";
 import type { Call, Claim, HeldProposal, Listed, ReviewOps } from "../../store/backend.ts";
@@ -26,6 +27,7 @@ import {
   syncData,
 } from "./fs.ts";
 import { withLock } from "./lock.ts";
+import { PendingCount } from "./pending_count.ts";
 import { keyOf, TEMP_SUFFIX } from "./names.ts";
 import { selfToken } from "./process.ts";
 import { randomHex } from "../../store/random.ts";
@@ -59,12 +61,14 @@ class FileReview implements ReviewOps {
   readonly #c: FileReviewConfig;
   readonly #dir: string;
   readonly #sync: DirSync;
+  readonly #pending: PendingCount;
 
   constructor(config: FileReviewConfig) {
     this.#c = config;
     this.readBeforeUpdate = config.readBeforeUpdate;
     this.#dir = `${config.root}/${REVIEW_DIR}`;
     this.#sync = new DirSync(this.#dir);
+    this.#pending = new PendingCount(this.#dir);
   }
 
   // deno-lint-ignore require-await
@@ -80,8 +84,10 @@ class FileReview implements ReviewOps {
     this.#requireWritable(proposal.key);
     if (!this.#there()) makeSubdir(this.#dir, DIR_MODE);
     this.#checkDir();
-    if (this.#names().filter((n) => n.state === "p").length >= limit) return false;
+    const pending = () => this.#names().filter((n) => n.state === "p").length;
+    if (this.#pending.count(limit, pending) >= limit) return false;
     await this.#place(this.#path("p", proposal.id), encodeProposal({ proposal }));
+    this.#pending.added();
     return true;
   }
 
