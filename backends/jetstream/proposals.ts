@@ -219,13 +219,14 @@ class JetStreamReview implements ReviewOps {
       }
       try {
         const data = encodeProposal({ proposal: decided });
-        await publish(this.#target, {
+        const seq = await publish(this.#target, {
           subject: this.#subject("d", id),
           data,
           expect: { revision: 0 },
           headers: undefined,
           d,
         });
+        this.#queue.wrote(seq);
       } catch (e) {
         // Decided already (a taker finished it): that decision stands.
         if (!isWrongLastSequence(e)) throw e;
@@ -257,13 +258,14 @@ class JetStreamReview implements ReviewOps {
         if (done === undefined) throw gone("another operator is deciding it");
         if (done.next === undefined) return done.result;
         try {
-          await publish(this.#target, {
+          const seq = await publish(this.#target, {
             subject: this.#subject("p", id),
             data: encodeProposal(done.next),
             expect: { revision: seen.seq },
             headers: undefined,
             d,
           });
+          this.#queue.wrote(seq);
           return done.result;
         } catch (e) {
           if (!isWrongLastSequence(e)) throw e;
@@ -349,6 +351,18 @@ class QueueBound {
   /** This handle's proposal landed at `seq`, right after the bound's sequence or later. */
   added(from: Bound, seq: number): void {
     this.#bound = { pending: from.pending + (seq - from.seq), seq };
+  }
+
+  /**
+   * This handle wrote a message that adds no pending proposal (a claim, its release, a decision)
+   * at `seq`: each message between the bound's sequence and it may have added one. So a handle
+   * that decides holds its next write without counting again.
+   */
+  wrote(seq: number): void {
+    const b = this.#bound;
+    if (b !== undefined && seq > b.seq) {
+      this.#bound = { pending: b.pending + (seq - b.seq - 1), seq };
+    }
   }
 
   forget(): void {
