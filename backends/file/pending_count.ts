@@ -37,6 +37,11 @@ export class PendingCount {
     return value;
   }
 
+  /** Keeps no count: the next `count` lists the directory. */
+  forget(): void {
+    this.#kept = undefined;
+  }
+
   /**
    * One proposal was added (linked) after the last `count`: marks it, and keeps the count one
    * higher when the marks are then exactly one past what that count saw.

@@ -87,7 +87,9 @@ class FileReview implements ReviewOps {
     const pending = () => this.#names().filter((n) => n.state === "p").length;
     if (this.#pending.count(limit, pending) >= limit) return false;
     await this.#place(this.#path("p", proposal.id), encodeProposal({ proposal }));
-    this.#pending.added();
+    // Marked only while `.review` is still a directory: never through a symlink swapped in since.
+    if (kindOf(this.#dir) === "dir") this.#pending.added();
+    else this.#pending.forget();
     return true;
   }
 
