@@ -42,15 +42,24 @@ async function sources(nc: NatsConnection): Promise<{ direct: MessageSource; api
   };
 }
 
+// A private server with the test's bucket, and a connection to it, for `fn`.
+async function onBucket(fn: (nc: NatsConnection) => Promise<void>): Promise<void> {
+  await using server = await startNatsServer();
+  const nc = await connect({ servers: server.url });
+  try {
+    await createJetStreamBucket(nc, BUCKET);
+    await fn(nc);
+  } finally {
+    await nc.close();
+  }
+}
+
 Deno.test({
   name:
     "direct gets answer every query as the stream API does (message, headers, time, none), stream infos as its info, purges as its purge",
   ...needsNats(),
   async fn() {
-    await using server = await startNatsServer();
-    const nc = await connect({ servers: server.url });
-    try {
-      await createJetStreamBucket(nc, BUCKET);
+    await onBucket(async (nc) => {
       const jsm = await jetstreamManager(nc);
       const js = jsm.jetstream();
       for (let i = 0; i < 3; i++) {
@@ -114,9 +123,7 @@ Deno.test({
         () => purge({ nc, jsm }, { stream: "KV_gone", filter: "$KV.gone.k", ms: 2_000 }),
         (e: Error) => apiCode(e) === 10059,
       );
-    } finally {
-      await nc.close();
-    }
+    });
   },
 });
 
@@ -125,10 +132,7 @@ Deno.test({
     "a look answers as a direct get does (sequence, marker, version record, every header), reading the headers from their bytes",
   ...needsNats(),
   async fn() {
-    await using server = await startNatsServer();
-    const nc = await connect({ servers: server.url });
-    try {
-      await createJetStreamBucket(nc, BUCKET);
+    await onBucket(async (nc) => {
       const store = await openJetStreamStore({ bucket: "direct", prefix: "" }, { nc });
       await store.create("v", "about v", "a version");
       await store.create("gone", "about gone", "deleted next");
@@ -162,9 +166,7 @@ Deno.test({
           assert.deepEqual(each(look.header), each(got.header!), `${key}: ${name}`);
         }
       }
-    } finally {
-      await nc.close();
-    }
+    });
   },
 });
 
