@@ -370,7 +370,17 @@ export function dirIdentity(dir: string): { dev: number; ino: number; birth: num
  */
 export function identityOf(path: string): string | null {
   const st = lstatOf(path);
-  return st === null ? null : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  return st === null ? null : identityOfStat(st);
+}
+
+/** `identityOf` from a stat already taken. */
+export function identityOfStat(st: Stat): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+/** The `fileIdOf` of the file an `identityOf` names. */
+export function fileIdOfIdentity(identity: string): string {
+  return identity.split(":", 2).join(":");
 }
 
 /** What `factsOf` calls a regular file's identity (`<dev>:<ino>`), without following `path`. */

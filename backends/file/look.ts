@@ -8,7 +8,16 @@ import { CorruptError, UnavailableError } from "../../store/errors.ts";
 import { quote } from "../../store/text.ts";
 import { GENESIS, type VersionRecord } from "./envelope.ts";
 import { type Dir, NotOurDir, openDir } from "./dirs.ts";
-import { close, fileIdOf, identityOf, type Kind, kindOf, kindOfQuick } from "./fs.ts";
+import {
+  close,
+  fileIdOf,
+  identityOf,
+  identityOfStat,
+  type Kind,
+  kindOfQuick,
+  lstatOf,
+  type Stat,
+} from "./fs.ts";
 import { openFile, readCurrent, splitFile } from "./read.ts";
 import { readKey } from "./chain.ts";
 import { HISTORY_DIR, pendingDeleteName, versionName } from "./names.ts";
@@ -67,9 +76,14 @@ export function look(at: LookAt): Seen {
   const path = `${at.root}/${at.key}.md`;
   // A stat that fails (the directory replaced by a file, say) fails the call; a create may use
   // the cheap look, since `link` is the arbiter and fails safely.
-  const kind = at.creating ? kindOfQuick(path) : kindOf(path);
+  // An update or a delete takes the head's identity from the same lstat (one call, not two).
+  const st = at.creating ? undefined : lstatOf(path);
+  const kind = st === undefined ? kindOfQuick(path) : kindOfStat(st);
   if (kind !== null && kind !== "file") return { ...NOTHING, kind };
-  const seen = kind === null ? NOTHING : readHeadBytes(path, at.key);
+  const seen = kind === null ? NOTHING : readHeadBytes(path, {
+    key: at.key,
+    id: st === undefined || st === null ? identityOf(path) : identityOfStat(st),
+  });
   if (at.history === undefined || (seen.kind === "file" && at.creating)) return seen;
   return { ...seen, tip: tipOf(at, seen) };
 }
@@ -96,9 +110,10 @@ export function sameTip(a: Tip | undefined, b: Tip | undefined): boolean {
     a?.newest?.hash === b?.newest?.hash && a?.pending?.id === b?.pending?.id;
 }
 
-function readHeadBytes(path: string, key: string): Seen {
-  // Taken before the read: a head replaced meanwhile reads as another file under the lock.
-  const id = identityOf(path);
+// `id`: the head's identity, taken before the read (a head replaced meanwhile reads as another
+// file under the lock).
+function readHeadBytes(path: string, o: { key: string; id: string | null }): Seen {
+  const { key, id } = o;
   let head: Uint8Array | undefined;
   try {
     head = readCurrent(path, { key })?.slice();
@@ -229,4 +244,9 @@ export function refusal(key: string, why: string): UnavailableError {
     }: ${why}; agentmem check names it, and an operator must remove it`,
     { key },
   );
+}
+
+// What `kindOf` says of a name, from its lstat (`null`: nothing there).
+function kindOfStat(st: Stat | null): Kind {
+  return st === null ? null : st.kind === "file" ? "file" : st.kind === "dir" ? "dir" : "other";
 }

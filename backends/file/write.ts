@@ -20,9 +20,11 @@ import {
   createWith,
   createWithAsync,
   fileIdOf,
+  fileIdOfIdentity,
   kindOf,
   kindOfQuick,
   link,
+  lstatOf,
   remove,
   removeIfSame,
   removeQuietly,
@@ -403,14 +405,17 @@ export class Writer {
   // flushed apart): the head is that version, so before the next version goes on top it is linked
   // back. Another file under its sequence is what a killed writer left above an older head, kept
   // by the cut that lost the head's link: it counts for nothing and is replaced. True when it
-  // linked. Two lstats on the common path (the link is there).
+  // linked. One lstat on the common path (the link is there).
   #relinkHead(kd: Dir, h: { key: string; seen: Seen; head: string }): boolean {
     const name = versionName(h.seen.record!.seq);
     const to = kd.at(name);
-    const id = fileIdOf(h.head);
-    const there = fileIdOf(to);
-    if (id === undefined || there === id) return false;
-    if (there === undefined && kindOf(to) !== null) {
+    // The head is the file the look saw (under the lock: #still or a look made holding it).
+    if (h.seen.id === null) return false;
+    const id = fileIdOfIdentity(h.seen.id);
+    const st = lstatOf(to);
+    const there = st?.kind === "file" ? `${st.dev}:${st.ino}` : undefined;
+    if (there === id) return false;
+    if (there === undefined && st !== null) {
       throw refusal(h.key, `${kd.where}/${name} is not a version file`);
     }
     if (there !== undefined) removeQuietly(to);
