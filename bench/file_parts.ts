@@ -3,9 +3,11 @@
 // the floor doing the directory flushes history's protocol needs and nothing else (the staged
 // name flushed while the data is, the version linked, the store's and the key's history
 // directory flushed at the end: docs/design/history.md), so the row says how much of the gap is
-// those flushes and how much the library's own work.
+// those flushes and how much the library's own work; and the CPU each spends per op, which the
+// multi-process runs share (4 processes on these 2 cores).
 
 import { existsSync, mkdirSync } from "node:fs";
+import process from "node:process";
 import type { Locations } from "./_location.ts";
 import { openStore } from "./_location.ts";
 import { syncDir } from "./_raw.ts";
@@ -25,7 +27,10 @@ const ENTRIES = entriesOf(1024);
 const DESCRIPTION = "bench";
 type Op = "create" | "update" | "delete";
 
-/** One row per op: the library, the floor, and the floor with history's flushes, µs per op. */
+/**
+ * One row per op: the library, the floor, and the floor with history's flushes, µs per op, each
+ * with the process's CPU per op (`<label> CPU`).
+ */
 export async function filePartsSections(o: {
   readonly quick: boolean;
   readonly trials: number;
@@ -51,12 +56,15 @@ export async function filePartsSections(o: {
         floor: floor[op],
         "floor + history's flushes": proto[op],
       };
+      // Time and the process's CPU (user and system, every thread's), ms.
       const total: Record<string, number> = {};
       for (const key of keys) {
         for (const [label, call] of Object.entries(calls)) {
-          const t0 = performance.now();
+          const [t0, c0] = [performance.now(), process.cpuUsage()];
           await call(key);
+          const c = process.cpuUsage(c0);
           total[label] = (total[label] ?? 0) + performance.now() - t0;
+          total[`${label} CPU`] = (total[`${label} CPU`] ?? 0) + (c.user + c.system) / 1000;
         }
       }
       trials[op].push(

@@ -20,6 +20,7 @@ import {
 import { Rng, TestEmbedder } from "../tests/harness.ts";
 import { type Locations, openStore, seed } from "./_location.ts";
 import type { Backend, Location } from "./_protocol.ts";
+import process from "node:process";
 import { fileRawTarget, groupCommit, inFlight, jetStreamRawTarget } from "./_raw.ts";
 import { median, ratios, type Spread } from "./_stats.ts";
 import { entriesOf, libraryTarget, type Target } from "./_target.ts";
@@ -449,13 +450,21 @@ async function referenceLibrary(work: string): Promise<OpenStore | string> {
 }
 
 // Ops/s of `n` creates then `n` updates, 16 in flight, through what `open` makes of a fresh
-// directory.
+// directory, and the process's CPU per op (µs, user and system, every thread's).
 async function inflight(o: Context, n: number, open: (dir: string) => Promise<Target>) {
   await using location = await o.locations.fresh("file");
   const target = await open(location.dir as string);
   const keys = keysOf("k", n);
-  const create = (n * 1000) / await inFlight(keys, 16, (k) => target.create(k));
-  return { create, update: (n * 1000) / await inFlight(keys, 16, (k) => target.update(k, C)) };
+  const run = async (call: (k: string) => Promise<unknown>) => {
+    const c0 = process.cpuUsage();
+    const ms = await inFlight(keys, 16, call);
+    const c = process.cpuUsage(c0);
+    return { opsPerS: (n * 1000) / ms, cpu: (c.user + c.system) / n };
+  };
+  return {
+    create: await run((k) => target.create(k)),
+    update: await run((k) => target.update(k, C)),
+  };
 }
 
 // Without git (a shallow or exported tree), today's library cannot run beside the current one and
@@ -479,7 +488,9 @@ async function inflightSection(o: Context, notes: string[]): Promise<MicroRow[]>
     const [create, update]: [Trial, Trial] = [{}, {}];
     for (let i = 0; i < runs.length; i++) {
       const [label, open] = runs[(i + t) % runs.length] as (typeof runs)[number];
-      ({ create: create[label], update: update[label] } = await inflight(o, n, open));
+      const r = await inflight(o, n, open);
+      [create[label], update[label]] = [r.create.opsPerS, r.update.opsPerS];
+      [create[`${label} CPU µs/op`], update[`${label} CPU µs/op`]] = [r.create.cpu, r.update.cpu];
     }
     trials.create.push(create);
     trials.update.push(update);

@@ -390,7 +390,15 @@ function microTargets(rows: MicroRow[]): TargetRow[] {
     }
     const op = section.slice("inflight ".length);
     const [fixed, live] = [value("library") / reference[op], ratio.of.endsWith("today's library")];
-    const measured = `${live ? `${spread}; ` : ""}${fixed.toFixed(2)}x the recorded reference`;
+    // The CPU each spent per op (16 in flight keep the main thread busy): what stands in the way.
+    const cpu = (label: string) => values[`${label} CPU µs/op`] as number | undefined;
+    const cpus = ["library", "today's library", "raw group commit"]
+      .filter((l) => cpu(l) !== undefined)
+      .map((l) => `${l} ${Math.round(cpu(l)!).toLocaleString("en-US")}`);
+    const measured = `${live ? `${spread}; ` : ""}${fixed.toFixed(2)}x the recorded reference` +
+      (cpus.length === 0
+        ? ""
+        : `; CPU per op (user and system, all threads, µs): ${cpus.join(", ")}`);
     // Judged per trial against the reference commit run beside it; on the recorded number only
     // where git could not extract it.
     const goal = `file ${op}, 16 in flight, >= 0.8x the recorded reference (before history)`;
@@ -403,9 +411,11 @@ function fileParts(section: string, r: { values: Record<string, unknown>; spread
   const us = (label: string) => Math.round(r.values[label] as number).toLocaleString("en-US");
   const op = section.slice(0, -" parts".length) as keyof typeof FILE_TARGETS;
   const goal = `file ${op}, one process: what stands in the way of ${FILE_TARGETS[op]}x the floor`;
+  const cpu = (label: string) => us(`${label} CPU`);
   const measured = `library ${us("library")} µs, floor ${us("floor")} µs, the floor with ` +
     `history's directory flushes ${us("floor + history's flushes")} µs (the library ${r.spread} ` +
-    `of that)`;
+    `of that); CPU per op (user and system, all threads) ${cpu("library")}, ${cpu("floor")} and ` +
+    `${cpu("floor + history's flushes")} µs`;
   return row(goal, measured, null);
 }
 
