@@ -299,14 +299,10 @@ export class Writer {
   #still(at: LookAt, seen: Seen): boolean {
     if (!unchanged(at, seen)) return false;
     if (seen.tip === undefined || at.history === undefined) return true;
-    if (at.history.kd === undefined) {
-      // No history directory when it looked: still none (else another writer came first).
-      const now = historyDirs(at.root, { key: at.key, create: false });
-      const none = now.kd === undefined;
-      now.kd?.close();
-      now.hd?.close();
-      if (!none) return false;
-    }
+    // No history directory when it looked: still none, or another writer came first. With still
+    // none, what the tip is made of is as it was: every write of a key makes that directory
+    // before it links a version or a pending delete, and only a key that has one is cut.
+    if (at.history.kd === undefined) return noKeyDir(at);
     return sameTip(seen.tip, seen.record !== undefined ? reprobe(at, seen) : look(at).tip);
   }
 
@@ -510,6 +506,16 @@ interface Placed {
   readonly absorbed: string[];
   /** A staged file left to remove. */
   readonly temp: string | undefined;
+}
+
+// Whether `at`'s key still has no history directory (nothing under its name in `.history`).
+function noKeyDir(at: LookAt): boolean {
+  const hd = at.history!.hd;
+  if (hd !== undefined) return kindOfQuick(hd.at(at.key)) === null;
+  const now = historyDirs(at.root, { key: at.key, create: false });
+  now.kd?.close();
+  now.hd?.close();
+  return now.kd === undefined;
 }
 
 // Whether a write may go ahead on what it saw: throws the refusal, or "nothing" for a delete of

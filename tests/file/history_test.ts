@@ -12,6 +12,7 @@ import {
   UnavailableError,
 } from "../../mod.ts";
 import { fileTest } from "./_fixture.ts";
+import { acquire, lockPath, release } from "../../backends/file/testing.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -196,3 +197,33 @@ fileTest("history: a damaged version file never blocks the next write of its key
   assert.deepEqual(listed.problems.map((p) => [p.revision, p.problem]), [["2", "damaged"]]);
   assert.ok(((await auditStore(store)).history ?? []).some((p) => p.problem === "damaged"));
 });
+
+fileTest(
+  "history: a create that finds, under the key's lock, a history another writer made meanwhile goes on top of it",
+  async (dir) => {
+    // The key's create and delete by another writer land between this create's look (no history
+    // directory) and its lock: the create must look again, not take version 1's place.
+    const store = await openFileStore({ dir });
+    await store.create("other", "about other", "o1");
+    const elsewhere = `${dir}/.elsewhere`;
+    const other = await openFileStore({ dir: elsewhere });
+    await other.create("k", "about k", "theirs");
+    await other.delete("k");
+    const held = await acquire(lockPath(dir, "k"), { key: "k" });
+    const create = store.create("k", "about k", "mine");
+    await new Promise((r) => setTimeout(r, 50)); // staged, and waiting for the lock
+    await Deno.mkdir(`${dir}/.history/k`);
+    for (const name of ["1.md", "2.md"]) {
+      await Deno.copyFile(`${elsewhere}/.history/k/${name}`, `${dir}/.history/k/${name}`);
+    }
+    release(held);
+    await create;
+    assert.deepEqual((await history(store, "k")).map((v) => [v.revision, v.op]), [
+      ["3", "create"],
+      ["2", "delete"],
+      ["1", "create"],
+    ]);
+    assert.equal((await store.read("k")).content, "mine");
+    assert.deepEqual((await auditStore(store)).history, []);
+  },
+);
