@@ -336,9 +336,10 @@ export class Writer {
       }
       const relinked = seen.record !== undefined && this.#relinkHead(kd, { key, seen, head });
       if (this.#c.durable && relinked) {
-        // On disk before the head moves on: a cut could otherwise lose that version. (The version
-        // the head had when this write looked was flushed while it staged.)
-        await syncOpenDir(kd);
+        // On disk before the head moves on, with the directory's own name when it is new: a cut
+        // could otherwise lose that version. (The version the head had when this write looked was
+        // flushed while it staged.)
+        await Promise.all([syncOpenDir(kd), madeDirs ? this.#c.historySync.flush() : undefined]);
       }
     }
     const temp = p.temp;

@@ -49,7 +49,10 @@ export async function shimEnv(skip: Skip): Promise<Record<string, string>> {
   return { LD_PRELOAD: await shimLibrary(), POWERCUT_SKIP_FSYNC: skip };
 }
 
-/** The environment of a process whose syncs of paths containing `text` first wait `ms`. */
+/**
+ * The environment of a process whose syncs of paths containing `text` (ending with it, when
+ * `text` ends with `$`) first wait `ms`.
+ */
 export async function stallEnv(ms: number, text: string): Promise<Record<string, string>> {
   return { LD_PRELOAD: await shimLibrary(), POWERCUT_STALL_FSYNC: `${ms}:${text}` };
 }

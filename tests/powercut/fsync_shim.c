@@ -4,7 +4,8 @@
  * - POWERCUT_SKIP_FSYNC=dirs: fsync and fdatasync of a directory do nothing (and succeed);
  *   POWERCUT_SKIP_FSYNC=files: those of a regular file do nothing.
  * - POWERCUT_STALL_FSYNC=<ms>:<text>: a sync of a file or directory whose path contains <text>
- *   first sleeps <ms> milliseconds (a slow disk), so a cut can fall inside that sync.
+ *   (ends with it, when <text> ends with '$') first sleeps <ms> milliseconds (a slow disk), so a
+ *   cut can fall inside that sync.
  * Everything else goes to libc. Built by tests/powercut/_shim.ts with the system's gcc.
  */
 #define _GNU_SOURCE
@@ -34,7 +35,12 @@ static void stall(int fd) {
   ssize_t n = readlink(link, path, sizeof path - 1);
   if (n < 0) return;
   path[n] = '\0';
-  if (strstr(path, colon + 1) == NULL) return;
+  const char *text = colon + 1;
+  size_t len = strlen(text);
+  if (len > 0 && text[len - 1] == '$') {
+    len--;
+    if ((size_t)n < len || strncmp(path + n - len, text, len) != 0) return;
+  } else if (strstr(path, text) == NULL) return;
   long ms = atol(spec);
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&t, NULL);
