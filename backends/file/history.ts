@@ -17,6 +17,7 @@ import { bytesOf, openFile, splitFile } from "./read.ts";
 import {
   EXPIRED_NAME,
   HISTORY_DIR,
+  keyOf,
   keyOfTemp,
   legalKey,
   SUFFIX,
@@ -118,9 +119,16 @@ export function logOf(h: HistoryRoot, key: string | undefined): Listed<Version> 
   return withHistory(h, (hd) => {
     const items: Version[] = [];
     const problems: HistoryProblem[] = [];
-    const keys = key !== undefined ? [key] : hd === undefined ? [] : keysIn(hd, problems);
-    for (const k of keys) {
+    const taken = new Set<string>();
+    const inHistory = key !== undefined
+      ? [key]
+      : hd === undefined
+      ? []
+      : keysIn(hd, { problems, taken });
+    const named = new Set(inHistory);
+    for (const k of key !== undefined ? inHistory : withHeads(h.root, { keys: inHistory, taken })) {
       const kh = readOne(h, hd, k);
+      if (kh.chain.length === 0 && !named.has(k)) continue;
       problems.push(...skipped(kh));
       for (const f of [...kh.chain].reverse()) items.push(toVersion(k, f.record!, f.description));
     }
@@ -168,9 +176,16 @@ export function evidenceOf(h: HistoryRoot): Evidence {
         reason: `${damagedLines} of its retention records cannot be read`,
       });
     }
-    const names = hd === undefined ? [] : keysIn(hd, problems);
-    for (const key of new Set([...names, ...expired.keys()])) {
+    const taken = new Set<string>();
+    const names = new Set([
+      ...(hd === undefined ? [] : keysIn(hd, { problems, taken })),
+      ...expired.keys(),
+    ]);
+    for (const key of withHeads(h.root, { keys: [...names], taken })) {
       const kh = readKey(key, { root: h.root, hd, expired: expired.get(key), verify: true, temps });
+      // A memory with no history directory is judged when its head is a version (one written
+      // with history off is not, until a write with history on records it).
+      if (!names.has(key) && kh.chain.length === 0) continue;
       problems.push(...kh.problems);
       if (kh.format1 > 0) {
         format1 += kh.format1;
@@ -234,10 +249,27 @@ function readOne(h: HistoryRoot, hd: Dir | undefined, key: string): KeyHistory {
   return readKey(key, { root: h.root, hd, expired });
 }
 
+// `keys`, and the keys of the store's memory files: a head can be a version with no directory of
+// its key under `.history` (a cut lost an unacknowledged create's), and is judged as one. Not
+// those whose name under `.history` (`taken`) is something else, which is reported as that.
+function withHeads(root: string, o: { keys: string[]; taken: ReadonlySet<string> }): string[] {
+  const all = new Set(o.keys);
+  for (const { name, isFile } of listNames(root)) {
+    const key = isFile ? keyOf(name) : undefined;
+    if (key !== undefined && !o.taken.has(key)) all.add(key);
+  }
+  return [...all].sort();
+}
+
 // The key names under `.history`, reporting anything else there.
-function keysIn(hd: Dir, problems: HistoryProblem[]): string[] {
+function keysIn(
+  hd: Dir,
+  o: { problems: HistoryProblem[]; taken: Set<string> },
+): string[] {
+  const { problems } = o;
   const keys: string[] = [];
   for (const { name, isFile, isDir } of namesIn(hd)) {
+    o.taken.add(name);
     if (isDir && legalKey(name) !== undefined) keys.push(name);
     else if (isFile && (name === EXPIRED_NAME || name === SWEPT_NAME)) continue;
     else if (isFile && name.startsWith(".") && name.endsWith(TEMP_SUFFIX)) continue;

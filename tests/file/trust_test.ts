@@ -87,6 +87,25 @@ fileTest("check: a head rolled back by one version is rolled_back too", async (r
   assert.deepEqual(await problems(store), [["a", "5", "rolled_back"]]);
 });
 
+fileTest(
+  "check and the log judge a memory whose history directory is gone by its head's version",
+  async (root) => {
+    const { dir, store } = await busy(root);
+    await Deno.remove(`${dir}/.history/a`, { recursive: true });
+    // Its head is version 5 of a chain whose first four are gone, and no record says why.
+    assert.deepEqual(await problems(store), [["a", "5", "truncated"]]);
+    const log = await auditLog(store);
+    assert.ok(log.some((v) => v.key === "a" && v.revision === "5"));
+    assert.equal((await checkCli(root)).code, 1);
+    // A memory written with history off and never recorded has no version: nothing to judge.
+    const plain = `${root}/plain`;
+    const off = await openFileStore({ dir: plain, history: false });
+    await off.create("p", "about p", "p1");
+    const on = await openFileStore({ dir: plain });
+    assert.deepEqual((await auditStore(on)).history ?? [], []);
+  },
+);
+
 fileTest("check: a head removed by hand with no delete version is removed", async (root) => {
   const { dir, store } = await busy(root);
   await Deno.remove(`${dir}/a.md`);
