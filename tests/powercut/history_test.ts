@@ -12,23 +12,21 @@ import { stallEnv } from "./_shim.ts";
 
 const ONE_WRITE = new URL("./_one_write.ts", import.meta.url);
 
-Deno.test({
-  name:
-    "powercut: a write cut inside its version directory's flush is in history and head, or in neither",
-  ...needs("the power-cut history test", "fuse", "gcc"),
-}, async () => {
-  assertTools("fuse", "gcc");
-  await using pc = await PowerCutFs.start();
+// A store on the power-cut file system holding version 1 of "a".
+async function withVersion1(pc: PowerCutFs) {
   const dir = `${pc.mount}/store`;
   await Deno.mkdir(dir);
-  await pc.remount();
-  const store = await openFileStore({ dir });
   const v1 = entryFor("a", 1);
-  await store.create("a", v1.description, v1.content);
-  // The writer's syncs of .history/a wait 4 s: the cut comes 1.5 s into the write.
-  const writer = spawnDeno(ONE_WRITE, [JSON.stringify({ dir, key: "a", version: 2 })], {
+  await (await openFileStore({ dir })).create("a", v1.description, v1.content);
+  return { dir, v1 };
+}
+
+// Writes version 2 of "a" over `dir` in a process whose syncs of paths matching `stall` wait 4 s,
+// cuts the power 1.5 s into it, and opens the store again.
+async function cutInsideUpdate(pc: PowerCutFs, o: { dir: string; stall: string }) {
+  const writer = spawnDeno(ONE_WRITE, [JSON.stringify({ dir: o.dir, key: "a", version: 2 })], {
     name: "one write",
-    env: await stallEnv(4_000, "/.history/a"),
+    env: await stallEnv(4_000, o.stall),
   });
   await writer.waitFor("begin");
   await new Promise((r) => setTimeout(r, 1_500));
@@ -36,11 +34,26 @@ Deno.test({
   await writer.finished();
   assert.ok(!writer.records.some((r) => r.t === "done"), "the write finished before the cut");
   await pc.cut();
-  const after = await openFileStore({ dir });
-  const head = await after.read("a");
-  const [newest] = await history(after, "a");
-  assert.ok(newest !== undefined);
+  const after = await openFileStore({ dir: o.dir });
   assert.deepEqual((await auditStore(after)).history ?? [], [], "agentmem check finds problems");
+  return { after, head: await after.read("a"), versions: await history(after, "a") };
+}
+
+Deno.test({
+  name:
+    "powercut: a write cut inside its version directory's flush is in history and head, or in neither",
+  ...needs("the power-cut history test", "fuse", "gcc"),
+}, async () => {
+  assertTools("fuse", "gcc");
+  await using pc = await PowerCutFs.start();
+  const { dir } = await withVersion1(pc);
+  await pc.remount();
+  // The writer's syncs of .history/a wait: the cut comes inside them.
+  const { after, head, versions: [newest] } = await cutInsideUpdate(pc, {
+    dir,
+    stall: "/.history/a",
+  });
+  assert.ok(newest !== undefined);
   assert.equal(newest.description, head.description, "the newest version is not the head");
   assert.deepEqual(await readVersion(after, "a", newest.revision), head);
   // And the next write chains on: no gap for agentmem check to find later.
@@ -56,31 +69,14 @@ Deno.test({
 }, async () => {
   assertTools("fuse", "gcc");
   await using pc = await PowerCutFs.start();
-  const dir = `${pc.mount}/store`;
-  await Deno.mkdir(dir);
-  const store = await openFileStore({ dir });
-  const v1 = entryFor("a", 1);
-  await store.create("a", v1.description, v1.content);
+  const { dir, v1 } = await withVersion1(pc);
   // What a cut inside a create's last flush can leave: the head, and no directory of its own
   // under .history (its name there was not on disk yet).
   await Deno.remove(`${dir}/.history/a`, { recursive: true });
   await pc.remount();
-  // The writer's syncs of .history itself wait 4 s; its key's directory's do not.
-  const writer = spawnDeno(ONE_WRITE, [JSON.stringify({ dir, key: "a", version: 2 })], {
-    name: "one write",
-    env: await stallEnv(4_000, "/.history$"),
-  });
-  await writer.waitFor("begin");
-  await new Promise((r) => setTimeout(r, 1_500));
-  writer.kill();
-  await writer.finished();
-  assert.ok(!writer.records.some((r) => r.t === "done"), "the write finished before the cut");
-  await pc.cut();
-  const after = await openFileStore({ dir });
-  const head = await after.read("a");
-  // The head moved on only once the version it replaced was on disk, directory and all.
-  assert.deepEqual((await auditStore(after)).history ?? [], [], "agentmem check finds problems");
-  const versions = await history(after, "a");
+  // The writer's syncs of .history itself wait; its key's directory's do not. The head moves on
+  // only once the version it replaced is on disk, directory and all.
+  const { after, head, versions } = await cutInsideUpdate(pc, { dir, stall: "/.history$" });
   assert.equal(versions[0]!.description, head.description, "the newest version is not the head");
   assert.equal((await readVersion(after, "a", "1")).content, v1.content);
 });
