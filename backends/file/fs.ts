@@ -387,7 +387,11 @@ export function fileIdOfIdentity(identity: string): string {
 export function fileIdOf(path: string): string | undefined {
   // Most names asked about are absent: a failed lstat makes an error object (18 µs on Deno).
   if (!fs.existsSync(path)) return undefined;
-  const st = lstatOf(path);
+  return fileIdOfStat(lstatOf(path));
+}
+
+/** `fileIdOf` from an lstat already taken (`undefined` unless it is a regular file). */
+export function fileIdOfStat(st: Stat | null): string | undefined {
   return st?.kind === "file" ? `${st.dev}:${st.ino}` : undefined;
 }
 

@@ -82,7 +82,7 @@ export function look(at: LookAt): Seen {
   if (kind !== null && kind !== "file") return { ...NOTHING, kind };
   const seen = kind === null ? NOTHING : readHeadBytes(path, {
     key: at.key,
-    id: st === undefined || st === null ? identityOf(path) : identityOfStat(st),
+    id: st ? identityOfStat(st) : identityOf(path),
   });
   if (at.history === undefined || (seen.kind === "file" && at.creating)) return seen;
   return { ...seen, tip: tipOf(at, seen) };

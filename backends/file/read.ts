@@ -26,7 +26,7 @@ const NOT_A_MEMORY_FILE: ReadonlySet<string> = new Set([
   "ENODEV",
 ]);
 // What a positioned read of something other than a regular file fails with: a FIFO or a socket
-// (ESPIPE), a directory (EISDIR).
+// (ESPIPE), a directory (EISDIR), a file that cannot be read at an offset (EINVAL).
 const NOT_A_FILE_READ: ReadonlySet<string> = new Set(["ESPIPE", "EISDIR", "EINVAL"]);
 const CLOSE = new TextEncoder().encode("\n---\n");
 // Reads are synchronous from open to decode, so one buffer serves every read of the process: one

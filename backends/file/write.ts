@@ -21,6 +21,7 @@ import {
   createWithAsync,
   fileIdOf,
   fileIdOfIdentity,
+  fileIdOfStat,
   kindOf,
   kindOfQuick,
   link,
@@ -410,7 +411,7 @@ export class Writer {
     if (h.seen.id === null) return false;
     const id = fileIdOfIdentity(h.seen.id);
     const st = lstatOf(to);
-    const there = st?.kind === "file" ? `${st.dev}:${st.ino}` : undefined;
+    const there = fileIdOfStat(st);
     if (there === id) return false;
     if (there === undefined && st !== null) {
       throw refusal(h.key, `${kd.where}/${name} is not a version file`);
