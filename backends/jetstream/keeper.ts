@@ -9,6 +9,7 @@ import {
   emptyKey,
   type HistoryTarget,
   mayPrune,
+  type Moved,
   movedOf,
   moveKey,
   prune,
@@ -56,6 +57,9 @@ export class Keeper implements HistoryStep {
   readonly target: HistoryTarget;
   readonly #now: () => number;
   readonly #known = new Map<string, Known>();
+  // What this handle last learnt the history stream holds of a key (a look, or its own move): a
+  // move's guess, which the move's publish checks (moveKey).
+  readonly #moved = new Map<string, Moved>();
   readonly #moving = new Map<string, Promise<void>>();
   readonly #queued = new Set<string>();
   readonly #emptying = new Map<string, Promise<void>>();
@@ -75,7 +79,9 @@ export class Keeper implements HistoryStep {
 
   async chainAfter(key: string, over: Over | undefined): Promise<Chained> {
     if (over === undefined) {
-      return { after: (await movedOf(this.target, key)).state.tip, overMarker: false };
+      const moved = await movedOf(this.target, key);
+      this.#learnt(key, moved);
+      return { after: moved.state.tip, overMarker: false };
     }
     const known = this.#known.get(key);
     if (known?.rev === over.revision && known.link !== undefined) {
@@ -190,6 +196,7 @@ export class Keeper implements HistoryStep {
 
   reset(): void {
     this.#known.clear();
+    this.#moved.clear();
     this.#markers.clear();
   }
 
@@ -214,13 +221,16 @@ export class Keeper implements HistoryStep {
   }
 
   async #move(key: string): Promise<void> {
-    const { moved, head } = await moveKey(this.target, { key, run: this.#known.get(key)?.run });
+    const run = this.#known.get(key)?.run;
+    const { moved, head } = await moveKey(this.target, { key, run, guess: this.#moved.get(key) });
     if (head === undefined) return;
+    this.#learnt(key, moved);
     // The server's time of the key's newest message: retention goes by the server's clock.
     const now = Date.parse(head.at);
     if (head.marker && moved.state.to >= head.rev) this.#emptySoon(key, head.rev);
     if (mayPrune(moved.state, { retention: this.target.retention, now })) {
-      await prune(this.target, { key, now });
+      const cut = await prune(this.target, { key, now });
+      if (cut !== undefined) this.#learnt(key, cut);
     }
     if (head.marker) this.#sweepSoon(now);
   }
@@ -250,6 +260,14 @@ export class Keeper implements HistoryStep {
         this.#sweeping = undefined;
       }
     })();
+  }
+
+  #learnt(key: string, moved: Moved): void {
+    this.#moved.delete(key);
+    this.#moved.set(key, moved);
+    if (this.#moved.size > REMEMBERED) {
+      this.#moved.delete(this.#moved.keys().next().value as string);
+    }
   }
 
   #remember(key: string, known: Known): void {

@@ -118,20 +118,34 @@ export interface MoveResult {
  * Moves every version of `key` not yet in the history stream there, in packs, then (a live key)
  * purges what the packs hold from its subject but its newest message. A deleted key's subject is
  * emptied later (`emptyKey`), by the caller.
+ *
+ * `guess` is what the caller last learnt the history stream holds of the key (a look or its own
+ * move). It saves the look when the caller's run goes on from it (nobody else wrote the key
+ * since), and even then is trusted only by a pack published over it: the publish expects the
+ * history subject's last message to be the one it names, so a stale guess fails there and the
+ * key is looked at again. A guess with nothing to move is looked at again at once.
  */
 export async function moveKey(
   t: HistoryTarget,
-  k: { readonly key: string; readonly run?: Run | undefined },
+  k: { readonly key: string; readonly run?: Run | undefined; readonly guess?: Moved | undefined },
 ): Promise<MoveResult> {
   const { key, run } = k;
   const subject = t.subjectPrefix + key;
-  let moved = await movedOf(t, key);
+  const guess = run !== undefined && k.guess !== undefined && covers(run, k.guess.state.to)
+    ? k.guess
+    : undefined;
+  let moved = guess ?? await movedOf(t, key);
   let known = run === undefined ? undefined : await fromRun(t, { subject, run, moved });
   const head = known?.at(-1) ??
     await getMessage(t, { stream: t.stream, last_by_subj: subject }).then((m) =>
       m === null ? undefined : packedOf(m)
     );
   if (head === undefined) return { moved, head: undefined };
+  if (guess !== undefined && head.rev <= moved.state.to) {
+    // Nothing would be published to check the guess against: the purge below needs the truth.
+    moved = await movedOf(t, key);
+    known = undefined;
+  }
   for (let attempt = 1; head.rev > moved.state.to; attempt++) {
     const unmoved = known ??
       (await readSubject(t, { stream: t.stream, subject, after: moved.state.to, until: head.rev }))
@@ -151,6 +165,11 @@ export async function moveKey(
   return { moved, head };
 }
 
+// Whether `run` names every message on the subject after revision `to`, and at least one.
+function covers(run: Run, to: number): boolean {
+  return (run.after <= to || run.revs.includes(to)) && run.revs.some((rev) => rev > to);
+}
+
 // The messages a handle's run names after what the history stream holds, read in parallel;
 // `undefined` when the run does not cover them all (the subject must be read).
 async function fromRun(
@@ -158,10 +177,8 @@ async function fromRun(
   r: { readonly subject: string; readonly run: Run; readonly moved: Moved },
 ): Promise<Packed[] | undefined> {
   const to = r.moved.state.to;
-  const { after, revs } = r.run;
-  if (after > to && !revs.includes(to)) return undefined;
-  const wanted = revs.filter((rev) => rev > to);
-  if (wanted.length === 0) return undefined;
+  if (!covers(r.run, to)) return undefined;
+  const wanted = r.run.revs.filter((rev) => rev > to);
   const found = await Promise.all(wanted.map((seq) => getMessage(t, { stream: t.stream, seq })));
   if (found.some((m) => m === null || m.subject !== r.subject)) return undefined;
   return found.map((m) => packedOf(m!));

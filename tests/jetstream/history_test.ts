@@ -16,6 +16,7 @@ import {
   openJetStreamStore,
   ReadOnlyError,
   readVersion,
+  redactVersion,
   Scope,
   serializeEntry,
   type Store,
@@ -98,6 +99,57 @@ test("history: versions leave the listed subjects; a deleted key leaves nothing 
   assert.ok(Object.keys(await perSubject(f, HISTORY, `$KVH.${BUCKET}.run.>`)).length >= 10);
   assert.deepEqual((await auditStore(store)).history, []);
 });
+
+test("history: a handle's move over what it last learnt of the history, gone stale since another handle moved the key, loses and repeats no version", async () => {
+  await using f = await natsFixture();
+  const [a, b] = [await f.open(), await f.open()];
+  const scope = new Scope({ run: "a" });
+  // a learns the key has no history (its create's look) and writes it on; nobody else writes it.
+  await a.create("k", "about k", "v0", { scope });
+  for (let v = 1; v <= 2; v++) await update(a, "k", `v${v}`, scope);
+  // b redacts a version: it moves the key's versions and writes its history subject again.
+  const first = (await history(b, "k")).at(-1)!;
+  await redactVersion(b, "k", first.revision, { reason: "a secret" });
+  // a deletes it: its move starts from what it learnt at the create, which b made stale.
+  assert.equal(await a.delete("k", { scope }), true);
+  await eventually("a's move done", async () => {
+    const subjects = await perSubject(f, STREAM, `$KV.${BUCKET}.run.k`);
+    return subjects[`$KV.${BUCKET}.run.k`] === undefined;
+  });
+  assert.deepEqual((await history(a, "k")).map((v) => v.op), [
+    "delete",
+    "update",
+    "update",
+    "create",
+  ]);
+  // Each version is in exactly one pack, and the last pack's state counts them all.
+  const packs = await packsOf(f, "k");
+  for (let i = 1; i < packs.length; i++) assert.ok(packs[i]!.from > packs[i - 1]!.to, "overlap");
+  assert.equal(packs.reduce((n, p) => n + p.count, 0), 4);
+  assert.equal(packs.at(-1)!.held, 4);
+  assert.deepEqual((await auditStore(a)).history, []);
+});
+
+// The packs of `key` in the history stream: the revisions each holds, its count, and the
+// number of versions the key's state says are held after it.
+async function packsOf(f: Fixture, key: string) {
+  const jsm = await jetstreamManager(f.nc);
+  const out: { from: number; to: number; count: number; held: number }[] = [];
+  const subject = `$KVH.${BUCKET}.run.${key}`;
+  const last = (await jsm.streams.info(HISTORY)).state.last_seq;
+  for (let seq = 1; seq <= last; seq++) {
+    const m = await jsm.streams.getMessage(HISTORY, { seq }).catch(() => null);
+    if (m?.subject !== subject || m.header.get("Agentmem-Pack") !== "2") continue;
+    const n = (name: string) => Number(m.header.get(name));
+    out.push({
+      from: n("Agentmem-From"),
+      to: n("Agentmem-To"),
+      count: n("Agentmem-Count"),
+      held: n("Agentmem-Held"),
+    });
+  }
+  return out;
+}
 
 test("history: bucket init makes what history needs; a NATS KV bucket is refused saying what is missing, and bucket init adds it keeping every memory", async () => {
   await using f = await natsFixture({ history: 1 });
