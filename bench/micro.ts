@@ -99,19 +99,32 @@ const keysOf = (prefix: string, n: number) => Array.from({ length: n }, (_, i) =
 
 // µs per call of each label over `keys`; `alternate`: the calls take turns key by key, so they
 // share the disk's moment-to-moment fsync latency; otherwise each runs over every key in turn.
+// `cpu`: also the process's CPU per call (`<label> CPU`, µs, user and system, every thread's).
 type Calls = Record<string, (key: string) => Promise<unknown>>;
 
-async function time(keys: string[], calls: Calls, alternate = true): Promise<Trial> {
-  const total: Trial = {};
+async function time(
+  keys: string[],
+  calls: Calls,
+  o: { readonly alternate?: boolean; readonly cpu?: boolean } = {},
+): Promise<Trial> {
+  const { alternate = true, cpu = false } = o;
+  const [total, used]: [Trial, Trial] = [{}, {}];
   const one = async (label: string, k: string) => {
-    const t0 = performance.now();
+    const [t0, c0] = [performance.now(), cpu ? process.cpuUsage() : undefined];
     await calls[label]?.(k);
     total[label] = (total[label] ?? 0) + performance.now() - t0;
+    if (c0 === undefined) return;
+    const c = process.cpuUsage(c0);
+    used[label] = (used[label] ?? 0) + (c.user + c.system) / 1000;
   };
   const labels = Object.keys(calls);
   if (alternate) { for (const k of keys) for (const label of labels) await one(label, k); }
   else for (const label of labels) for (const k of keys) await one(label, k);
-  return Object.fromEntries(labels.map((l) => [l, ((total[l] ?? 0) * 1000) / keys.length]));
+  const perOp = (t: Trial, l: string) => ((t[l] ?? 0) * 1000) / keys.length;
+  return Object.fromEntries([
+    ...labels.map((l) => [l, perOp(total, l)]),
+    ...cpu ? labels.map((l) => [`${l} CPU`, perOp(used, l)]) : [],
+  ]);
 }
 
 /** The library and the floor of `backend` over two fresh locations, each seeded with `keys`. */
@@ -167,7 +180,7 @@ async function refusalRow(
 ): Promise<MicroRow> {
   const trials: Trial[] = [];
   for (let t = 0; t < o.trials; t++) {
-    const { read: r, refused: c } = await time(keys(t), { read, refused }, false);
+    const { read: r, refused: c } = await time(keys(t), { read, refused }, { alternate: false });
     trials.push({ [`create (${section})`]: c as number, read: r as number });
   }
   return row(section, backend, trials, `create (${section})`, "read");
@@ -236,7 +249,7 @@ async function historySections(o: Context, backend: Backend): Promise<MicroRow[]
     await using on = await opened(true, keys);
     await using off = await opened(false, keys);
     const updates = { "history on": update(on, t), "history off": update(off, t) };
-    trials.update.push(await time(keys, updates));
+    trials.update.push(await time(keys, updates, { cpu: true }));
     // Set-up without fsyncs on the file backend: listing reads the same files either way.
     await using kept = await opened(true, listed, false);
     await using none = await opened(js, listed, false);
