@@ -118,7 +118,7 @@ async function commitIf(
   let from = before;
   if (!live) {
     // Bringing a deleted key back is a create: capacity applies.
-    from = await h.count(d);
+    from = await h.count();
     h.capacity.offer(from);
     checkCapacity(from.live, key);
   }

@@ -21,15 +21,16 @@ export async function create(h: Handle, x: WriteCall): Promise<void> {
     latest = await h.get(key);
     if (latest?.live) throw exists(key);
   }
-  const bound = h.capacity.usable();
+  // This handle's own other writes in flight would move the stream past the bound's sequence.
+  const bound = h.writingAlone ? h.capacity.usable() : undefined;
   const useBound = bound !== undefined && h.fits(data, STREAM_SEQUENCE_HEADER_BYTES);
   // A store its last count found full counts first: a refusal then costs no history read.
   const full = (h.capacity.current()?.live ?? 0) >= MAX_ENTRIES;
-  let counted = useBound || !full ? undefined : await countForCreate(h, x);
+  let counted = useBound || !full ? undefined : await countForCreate(h, key);
   let linkedAt = performance.now();
   let after;
   [counted, { after }] = await Promise.all([
-    useBound || counted !== undefined ? counted : countForCreate(h, x),
+    useBound || counted !== undefined ? counted : countForCreate(h, key),
     h.history.chainAfter(key, latest),
   ]);
   for (let attempt = 1;; attempt++) {
@@ -59,7 +60,7 @@ export async function create(h: Handle, x: WriteCall): Promise<void> {
     if (attempt >= MAX_CAS_ATTEMPTS || d.cancelled) throw churn("create", key);
     if (counted === undefined) {
       h.capacity.contended(true);
-      counted = await countForCreate(h, x);
+      counted = await countForCreate(h, key);
     }
     [{ after }, linkedAt] = [await h.history.chainAfter(key, latest), performance.now()];
   }
@@ -67,10 +68,9 @@ export async function create(h: Handle, x: WriteCall): Promise<void> {
 
 // The count a create goes by: refuses a full store (one that holds the key says "exists": that is
 // the answer a caller can use).
-async function countForCreate(h: Handle, x: WriteCall): Promise<Bound> {
-  const [key, d] = [x.w.key, x.d];
+async function countForCreate(h: Handle, key: string): Promise<Bound> {
   const known = h.capacity.current()?.seq;
-  const counted = await h.count(d);
+  const counted = await h.count();
   // Nothing was written since this store's last write: next time a bound will do.
   if (counted.seq === known) h.capacity.contended(false);
   h.capacity.offer(counted);

@@ -25,6 +25,7 @@ import { instanceOf } from "./bind.ts";
 import { getMessage, type MessageSource } from "./messages.ts";
 import { VERSION_HEADER_BYTES } from "./provenance.ts";
 import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
+import { SharedCount } from "./shared_count.ts";
 import type { HistoryStep, Landed } from "./step.ts";
 import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
 import type { WriteTarget } from "./write.ts";
@@ -111,6 +112,10 @@ export class Handle {
   #gone = false;
   // The stream's creation time at the last count.
   #created: string;
+  // Counts, shared by the calls that ask while one runs (shared_count.ts).
+  readonly #counts = new SharedCount(() => this.#countNow());
+  // This handle's writes in flight (create, update, delete).
+  #writing = 0;
 
   constructor(config: BackendConfig) {
     this.c = config;
@@ -158,20 +163,40 @@ export class Handle {
   }
 
   /**
-   * Counts the keyspace. A bucket deleted and created again since the last count makes every
-   * bound taken before worthless (its sequences belong to another stream), so they are dropped.
+   * Counts the keyspace: a count that started after this call, shared with the calls that asked
+   * while it waited (shared_count.ts). A bucket deleted and created again since the last count
+   * makes every bound taken before worthless (its sequences belong to another stream), so they
+   * are dropped.
    */
-  async count(d: Deadline): Promise<Bound> {
-    const counted = await count(this.ks, {
-      d,
-      prior: { bound: this.capacity.current(), created: this.#created },
-    });
-    await this.history.listed({ markers: [], oldMarkers: counted.oldMarkers }, d);
-    if (counted.created !== this.#created) {
-      this.capacity.reset();
-      this.#created = counted.created;
+  count(): Promise<Bound> {
+    return this.#counts.next();
+  }
+
+  async #countNow(): Promise<Bound> {
+    // Its own deadline: it answers every call waiting on it, whichever of them gives up first.
+    const d = new Deadline(this.c.timeout);
+    try {
+      const counted = await count(this.ks, {
+        d,
+        prior: { bound: this.capacity.current(), created: this.#created },
+      });
+      await this.history.listed({ markers: [], oldMarkers: counted.oldMarkers }, d);
+      if (counted.created !== this.#created) {
+        this.capacity.reset();
+        this.#created = counted.created;
+      }
+      return counted;
+    } finally {
+      d.cancel();
     }
-    return counted;
+  }
+
+  /**
+   * Whether the calling write is this handle's only one in flight: a create's bound, which
+   * expects the stream's last sequence, would fail against this handle's own other writes.
+   */
+  get writingAlone(): boolean {
+    return this.#writing <= 1;
   }
 
   /** Whether `data` plus the write's headers and `extra` header bytes fits the bucket's values. */
@@ -198,6 +223,8 @@ export class Handle {
     const { op, key, call } = c;
     const timeout = this.c.timeout * (c.timeouts ?? 1);
     const d = new Deadline(timeout);
+    const writes = op === "create" || op === "update" || op === "delete";
+    if (writes) this.#writing++;
     const work = this.#gone ? this.#rebind().then(() => fn(d)) : fn(d);
     try {
       return await withDeadline(work, {
@@ -216,6 +243,7 @@ export class Handle {
     } catch (e) {
       throw this.failure(c, e);
     } finally {
+      if (writes) this.#writing--;
       d.cancel();
     }
   }

@@ -61,7 +61,7 @@ class JetStreamReview implements ReviewOps {
   count(call: Call): Promise<number> {
     return this.#h.run(
       { op: "create", key: undefined, call },
-      async (d) => (await this.#h.count(d)).live,
+      async () => (await this.#h.count()).live,
     );
   }
 

@@ -58,7 +58,7 @@ async function write(
   let from = h.capacity.current();
   if (over === null || ("live" in over && !over.live)) {
     // The key holds nothing: this write creates it, and capacity applies.
-    from = await h.count(d);
+    from = await h.count();
     h.capacity.offer(from);
     checkCapacity(from.live, key);
   }

@@ -87,6 +87,33 @@ test("capacity: a handle whose prefix another writer fills in between never pass
   assert.equal((await store.list()).length, MAX_ENTRIES);
 });
 
+test("capacity: creates in flight through one handle share their counts and send no write a bound would fail", async () => {
+  await using f = await natsFixture();
+  const store = await f.open();
+  await store.create("first", "d", "c"); // the handle's first count
+  const sent = { counts: 0, writes: 0 };
+  const sub = f.nc.subscribe(">", {
+    callback: (_, m) => {
+      if (m.subject === `$JS.API.STREAM.INFO.KV_${BUCKET}`) sent.counts++;
+      else if (m.subject.startsWith(`$KV.${BUCKET}.run.`)) sent.writes++;
+    },
+  });
+  await f.nc.flush();
+  const keys = Array.from({ length: 64 }, (_, i) => `k${i}`);
+  let next = 0;
+  const lane = async () => {
+    while (next < keys.length) await store.create(keys[next++]!, "d", "c");
+  };
+  await Promise.all(Array.from({ length: 16 }, lane));
+  await f.nc.flush();
+  sub.unsubscribe();
+  // Each create one write: none expected a stream sequence its neighbours had moved past.
+  assert.equal(sent.writes, keys.length);
+  // Counts shared by the creates that asked while one ran (one each: 64).
+  assert.ok(sent.counts <= keys.length / 2, `${sent.counts} counts for ${keys.length} creates`);
+  assert.equal((await store.list()).length, keys.length + 1);
+});
+
 test("capacity: a bound from before the bucket was created again proves nothing after", async () => {
   await using f = await natsFixture();
   const [a, b] = [await f.open(), await f.open()];
