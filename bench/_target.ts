@@ -68,15 +68,25 @@ export function entriesOf(valueSize: number) {
   return { ...contents, createBytes, updateBytes, bytesOf, isWrittenContent, isWrittenBytes };
 }
 
-const isStale = (e: unknown) => e instanceof StaleError;
+// By name too: today's library (bench/reference.json's commit) throws its own classes.
+const named = (e: unknown, name: string) => e instanceof Error && e.name === name;
+const isStale = (e: unknown) => e instanceof StaleError || named(e, "StaleError");
+const isExists = (e: unknown) => e instanceof ExistsError || named(e, "ExistsError");
 
 /**
  * The library's store as a target. With `checked` (jetstream) it keeps one Scope per run, as one
  * agent run would, and reads a key it never saw before updating it (the floor does the same with
- * its own revisions); the file store without readBeforeUpdate needs neither.
+ * its own revisions); the file store without readBeforeUpdate needs neither. `checked` may make
+ * that Scope (today's library, bench/reference.json's commit, takes only its own).
  */
-export function libraryTarget(store: Store, entries: Entries, checked: boolean): Target {
-  const opts = checked ? { scope: new Scope() } : {};
+export function libraryTarget(
+  store: Store,
+  entries: Entries,
+  checked: boolean | (() => unknown),
+): Target {
+  const opts = checked === false
+    ? {}
+    : { scope: (checked === true ? new Scope() : checked()) as Scope };
   const known = new Set<string>();
   const readInto = async (key: string) => {
     const entry = await store.read(key, opts);
@@ -91,7 +101,7 @@ export function libraryTarget(store: Store, entries: Entries, checked: boolean):
   return {
     async create(key) {
       const created = await store.create(key, DESCRIPTION, entries.createContent, opts)
-        .then(() => true, (e) => e instanceof ExistsError ? false : Promise.reject(e));
+        .then(() => true, (e) => isExists(e) ? false : Promise.reject(e));
       if (created) known.add(key);
       return created;
     },

@@ -79,8 +79,9 @@ export async function runMicro(o: Context) {
         await updatePartsSection(o),
         await deletePartsSection(o),
         await readPartsSection(o),
+        ...await inflightSection(o, { backend, notes }),
       );
-    } else rows.push(...await searchSection(o), ...await inflightSection(o, notes));
+    } else rows.push(...await searchSection(o), ...await inflightSection(o, { backend, notes }));
   }
   return { rows, notes };
 }
@@ -444,9 +445,13 @@ async function searchSection(o: Context): Promise<MicroRow[]> {
   ];
 }
 
-type OpenStore = (dir: string) => Promise<Store>;
+type Reference = {
+  readonly openFileStore: typeof openFileStore;
+  readonly openJetStreamStore: typeof openJetStreamStore;
+  readonly Scope: new () => unknown;
+};
 
-async function referenceLibrary(work: string): Promise<OpenStore | string> {
+async function referenceLibrary(work: string): Promise<Reference | string> {
   const { commit } = JSON.parse(await Deno.readTextFile(REFERENCE)) as { commit: string };
   const root = new URL("..", import.meta.url).pathname;
   const into = await Deno.makeTempDir({ dir: work, prefix: "reference-" });
@@ -455,24 +460,27 @@ async function referenceLibrary(work: string): Promise<OpenStore | string> {
     const script = `git -C "$1" archive "$2" | tar -x -C "$3"`;
     const args = ["-c", script, "sh", root, commit, into];
     if (!(await new Deno.Command("sh", { args, stderr: "piped" }).output()).success) return failed;
-    const mod = await import(`file://${into}/mod.ts`) as { openFileStore: typeof openFileStore };
-    return (dir) => mod.openFileStore({ dir });
+    return await import(`file://${into}/mod.ts`) as Reference;
   } catch (e) {
     return `${failed}: ${e instanceof Error ? e.message : e}`;
   }
 }
 
 // Ops/s of `n` creates then `n` updates, 16 in flight, through what `open` makes of a fresh
-// directory, and the process's CPU per op (µs, user and system, every thread's).
-async function inflight(o: Context, n: number, open: (dir: string) => Promise<Target>) {
-  await using location = await o.locations.fresh("file");
-  const target = await open(location.dir as string);
-  const keys = keysOf("k", n);
+// location (a bucket with history or a NATS KV bucket, as `history` says), and the process's CPU
+// per op (µs, user and system, every thread's).
+async function inflight(
+  o: Context,
+  r: { n: number; backend: Backend; history: boolean; open: (l: Location) => Promise<Target> },
+) {
+  await using location = await o.locations.fresh(r.backend, r.history);
+  const target = await r.open(location);
+  const keys = keysOf("k", r.n);
   const run = async (call: (k: string) => Promise<unknown>) => {
     const c0 = process.cpuUsage();
     const ms = await inFlight(keys, 16, call);
     const c = process.cpuUsage(c0);
-    return { opsPerS: (n * 1000) / ms, cpu: (c.user + c.system) / n };
+    return { opsPerS: (r.n * 1000) / ms, cpu: (c.user + c.system) / r.n };
   };
   return {
     create: await run((k) => target.create(k)),
@@ -480,36 +488,66 @@ async function inflight(o: Context, n: number, open: (dir: string) => Promise<Ta
   };
 }
 
-// Without git (a shallow or exported tree), today's library cannot run beside the current one and
-// the target is judged against the number recorded in bench/reference.json. The floor shares
-// directory fsyncs by group commit (bench/_raw.ts).
-async function inflightSection(o: Context, notes: string[]): Promise<MicroRow[]> {
+// 16 writes in flight through one handle: the library, today's library (the commit in
+// bench/reference.json, before history; on jetstream over a NATS KV bucket) and the floor (file:
+// sharing directory fsyncs by group commit, bench/_raw.ts; jetstream: `kv.create`/`kv.update`).
+// Without git (a shallow or exported tree), today's library cannot run beside the current one:
+// the file rows are then judged against the number bench/reference.json holds, the jetstream rows
+// against the floor, reported.
+async function inflightSection(
+  o: Context,
+  x: { backend: Backend; notes: string[] },
+): Promise<MicroRow[]> {
+  const { backend, notes } = x;
+  const js = backend === "jetstream";
   const ref = await referenceLibrary(o.work);
   const n = o.quick ? 64 : 512;
-  const library = (open: OpenStore) => async (dir: string) =>
-    libraryTarget(await open(dir), ENTRIES, false);
-  const floor = (dir: string) => Promise.resolve(fileRawTarget(dir, ENTRIES, groupCommit(dir)));
-  const runs: [string, (dir: string) => Promise<Target>][] = [
-    ["library", library((dir) => openFileStore({ dir }))],
-    ["raw group commit", floor],
+  const nc = o.nc as NatsConnection;
+  const target = (store: Store) => libraryTarget(store, ENTRIES, js);
+  const floorLabel = js ? "raw" : "raw group commit";
+  type Run = { history: boolean; open: (l: Location) => Promise<Target> };
+  const runs: [string, Run][] = [
+    ["library", { history: true, open: async (l) => target(await openStore(l, nc)) }],
+    [floorLabel, {
+      history: !js,
+      open: (l) =>
+        js
+          ? jetStreamRawTarget(nc, l.bucket as string, ENTRIES)
+          : Promise.resolve(fileRawTarget(l.dir as string, ENTRIES, groupCommit(l.dir as string))),
+    }],
   ];
-  if (typeof ref !== "string") runs.push(["today's library", library(ref)]);
+  if (typeof ref !== "string") {
+    const open = async (l: Location) =>
+      js
+        ? libraryTarget(
+          await ref.openJetStreamStore({ bucket: l.bucket as string, prefix: "" }, { nc }),
+          ENTRIES,
+          () => new ref.Scope(),
+        )
+        : target(await ref.openFileStore({ dir: l.dir as string }));
+    runs.push(["today's library", { history: false, open }]);
+  }
+  const at = (run: Run, size: number) => inflight(o, { n: size, backend, ...run });
   // Warm-up: the first writes through each library.
-  for (const [label, open] of runs) if (label !== "raw group commit") await inflight(o, 16, open);
+  for (const [label, run] of runs) if (label !== floorLabel) await at(run, 16);
   const trials = { create: [] as Trial[], update: [] as Trial[] };
   for (let t = 0; t < o.trials; t++) {
     const [create, update]: [Trial, Trial] = [{}, {}];
     for (let i = 0; i < runs.length; i++) {
-      const [label, open] = runs[(i + t) % runs.length] as (typeof runs)[number];
-      const r = await inflight(o, n, open);
+      const [label, run] = runs[(i + t) % runs.length] as (typeof runs)[number];
+      const r = await at(run, n);
       [create[label], update[label]] = [r.create.opsPerS, r.update.opsPerS];
       [create[`${label} CPU µs/op`], update[`${label} CPU µs/op`]] = [r.create.cpu, r.update.cpu];
     }
     trials.create.push(create);
     trials.update.push(update);
   }
-  const of = typeof ref === "string" ? "raw group commit" : "today's library";
-  if (typeof ref === "string") notes.push(`16 in flight: ${ref}; judged on bench/reference.json`);
+  const of = typeof ref === "string" ? floorLabel : "today's library";
+  if (typeof ref === "string") {
+    notes.push(
+      `16 in flight (${backend}): ${ref}; judged on ${js ? "the floor" : "bench/reference.json"}`,
+    );
+  }
   return (["create", "update"] as const)
-    .map((op) => row(`inflight ${op}`, "file", trials[op], "library", of));
+    .map((op) => row(`inflight ${op}`, backend, trials[op], "library", of));
 }
