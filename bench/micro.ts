@@ -545,7 +545,9 @@ async function inflightSection(
   const of = typeof ref === "string" ? floorLabel : "today's library";
   if (typeof ref === "string") {
     notes.push(
-      `16 in flight (${backend}): ${ref}; judged on ${js ? "the floor" : "bench/reference.json"}`,
+      `16 in flight (${backend}): ${ref}; ${
+        js ? "reported against the floor" : "judged on bench/reference.json"
+      }`,
     );
   }
   return (["create", "update"] as const)
