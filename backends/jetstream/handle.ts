@@ -25,7 +25,7 @@ import { instanceOf } from "./bind.ts";
 import { getMessage, type MessageSource } from "./messages.ts";
 import { VERSION_HEADER_BYTES } from "./provenance.ts";
 import { count, isMarkerMessage, type Keyspace } from "./scan.ts";
-import { SharedCount } from "./shared_count.ts";
+import { NextRun } from "../../store/next_run.ts";
 import type { HistoryStep, Landed } from "./step.ts";
 import { MAX_WRITE_HEADER_BYTES } from "./wire.ts";
 import type { WriteTarget } from "./write.ts";
@@ -112,8 +112,8 @@ export class Handle {
   #gone = false;
   // The stream's creation time at the last count.
   #created: string;
-  // Counts, shared by the calls that ask while one runs (shared_count.ts).
-  readonly #counts = new SharedCount(() => this.#countNow());
+  // Counts, shared by the calls that ask while one runs (store/next_run.ts).
+  readonly #counts = new NextRun(() => this.#countNow());
   // This handle's writes in flight (create, update, delete).
   #writing = 0;
 
@@ -164,7 +164,7 @@ export class Handle {
 
   /**
    * Counts the keyspace: a count that started after this call, shared with the calls that asked
-   * while it waited (shared_count.ts). A bucket deleted and created again since the last count
+   * while it waited (store/next_run.ts). A bucket deleted and created again since the last count
    * makes every bound taken before worthless (its sequences belong to another stream), so they
    * are dropped.
    */

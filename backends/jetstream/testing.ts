@@ -10,4 +10,3 @@ export { type HeaderView, headerView, rawHeaders } from "./header_view.ts";
 export { purge } from "./write.ts";
 export { repliesOf } from "./replies.ts";
 export { apiCode } from "./errors.ts";
-export { SharedCount } from "./shared_count.ts";

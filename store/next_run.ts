@@ -1,11 +1,11 @@
-// Counts shared by the calls that ask while one runs. A create needs a count that started after
-// the call began (such a count reflects every create acknowledged before it: docs/design/
-// jetstream.md, "Capacity"), so a call that asks while a count runs waits for the next one, which
-// starts when the running one ends and answers everyone who asked meanwhile. Sixteen creates in
-// flight through one handle then make a few counts, not sixteen, each as good as their own.
+// Runs of one job shared by the calls that ask while one goes on. Each call is answered by a run
+// that started after it asked: a directory flush that covers the change the call made before it
+// asked (group commit), a count that sees every write acknowledged before the call began. A call
+// that asks while a run goes on waits for the next one, which starts when that one ends, whether
+// it succeeded or failed, and answers everyone who asked meanwhile.
 
 /** Runs of `run`, each shared by the calls that asked before it started. */
-export class SharedCount<T> {
+export class NextRun<T> {
   readonly #run: () => Promise<T>;
   // The run going on now, if any.
   #running: Promise<T> | undefined;
@@ -19,8 +19,6 @@ export class SharedCount<T> {
   /** Resolves with (or rejects as) a run that started after this call. */
   next(): Promise<T> {
     if (this.#running === undefined) return this.#start();
-    // Whether the running one succeeds or fails, the next one runs: it is the one that serves
-    // the calls waiting on it.
     this.#next ??= this.#running.then(() => this.#start(), () => this.#start());
     return this.#next;
   }

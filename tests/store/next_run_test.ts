@@ -1,14 +1,16 @@
-// A count shared by the creates that ask while one runs must have started after each of them
-// asked (docs/design/jetstream.md, "Capacity"): what backends/jetstream/shared_count.ts promises.
+// A run shared by the calls that ask while one goes on must have started after each of them asked:
+// what store/next_run.ts promises, and what the file backend's group commit (a flush covers the
+// writes before it) and the jetstream backend's shared counts (docs/design/jetstream.md,
+// "Capacity") rest on.
 
 import assert from "node:assert/strict";
-import { SharedCount } from "../../backends/jetstream/testing.ts";
+import { NextRun } from "../../store/next_run.ts";
 
 // Runs that start when asked and end when `end()` is called, oldest first.
 function runs() {
   const ends: ((fail: boolean) => void)[] = [];
   let started = 0;
-  const shared = new SharedCount(() => {
+  const shared = new NextRun(() => {
     const run = ++started;
     return new Promise<number>((resolve, reject) => {
       ends.push((fail) => fail ? reject(new Error(`run ${run} failed`)) : resolve(run));
@@ -25,7 +27,7 @@ function runs() {
   };
 }
 
-Deno.test("shared count: a call made while a run goes on gets the next run, which starts after it and serves every call that asked meanwhile", async () => {
+Deno.test("next run: a call made while a run goes on gets the next run, which starts after it and serves every call that asked meanwhile", async () => {
   const r = runs();
   const first = r.shared.next();
   const [a, b] = [r.shared.next(), r.shared.next()];
@@ -46,7 +48,7 @@ Deno.test("shared count: a call made while a run goes on gets the next run, whic
   assert.equal(await alone, 4);
 });
 
-Deno.test("shared count: a failed run fails only the calls it served; those waiting get the next run", async () => {
+Deno.test("next run: a failed run fails only the calls it served; those waiting get the next run", async () => {
   const r = runs();
   const first = r.shared.next();
   const waiting = r.shared.next();
