@@ -72,17 +72,29 @@ export function historyOps(
   };
 }
 
+/** A commit to run again: it went over a delete marker the keeper may have emptied since. */
+const LOOK_AGAIN = Symbol("look again");
+
+type Commit = {
+  readonly key: string;
+  readonly expected: string | null;
+  readonly write: ValidWrite | null;
+  readonly call: Call;
+  readonly d: Deadline;
+};
+
 // Writes (or deletes) `c.key` as a new version only if its newest version is still `c.expected`.
-async function commitIf(
-  h: Handle,
-  c: {
-    readonly key: string;
-    readonly expected: string | null;
-    readonly write: ValidWrite | null;
-    readonly call: Call;
-    readonly d: Deadline;
-  },
-): Promise<string> {
+// A write over a delete marker that the keeper emptied between the look and the write (keeper.ts,
+// EMPTY_AFTER_MS) looks again: the marker is then the newest version still, in the history stream.
+async function commitIf(h: Handle, c: Commit): Promise<string> {
+  for (let attempt = 1;; attempt++) {
+    const done = await commitOnce(h, c);
+    if (done !== LOOK_AGAIN) return done;
+    if (attempt >= 3 || c.d.cancelled) throw stale(c.key);
+  }
+}
+
+async function commitOnce(h: Handle, c: Commit): Promise<string | typeof LOOK_AGAIN> {
   const { key, expected, write, call, d } = c;
   const keeper = h.history as Keeper;
   const latest = await h.get(key);
@@ -134,6 +146,7 @@ async function commitIf(
     });
   } catch (e) {
     if (!isWrongLastSequence(e)) throw e;
+    if (latest !== undefined && !live) return LOOK_AGAIN;
     throw stale(key);
   }
   h.capacity.wrote(from, { seq: revision, added: 1 });

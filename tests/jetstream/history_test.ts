@@ -4,7 +4,7 @@
 // processes racing or killed at any point.
 
 import assert from "node:assert/strict";
-import { headers } from "@nats-io/nats-core";
+import { headers, type PublishOptions } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import {
   auditStore,
@@ -17,6 +17,7 @@ import {
   ReadOnlyError,
   readVersion,
   redactVersion,
+  restoreVersion,
   Scope,
   serializeEntry,
   type Store,
@@ -150,6 +151,48 @@ async function packsOf(f: Fixture, key: string) {
   }
   return out;
 }
+
+test("history: a restore over a delete marker that the deleting handle empties between the look and the write looks again and restores", async () => {
+  await using f = await natsFixture();
+  const a = await f.open();
+  const scope = new Scope({ run: "r" });
+  await a.create("b", "about b", "kept", { scope });
+  const [first] = await history(a, "b");
+  // Another handle whose writes of b wait until b's subject is empty (what a's keeper does
+  // EMPTY_AFTER_MS after its move), each noting the revision it expected the subject to end at.
+  const subject = `$KV.${BUCKET}.run.b`;
+  const jsm = await jetstreamManager(f.nc);
+  const emptied = async () => {
+    await eventually("b's subject emptied", async () => {
+      const info = await jsm.streams.info(STREAM, { subjects_filter: subject });
+      return info.state.subjects?.[subject] === undefined;
+    });
+  };
+  const expected: string[] = [];
+  const conn = await f.connect();
+  const publish = (s: string, payload?: Uint8Array, opts?: PublishOptions) => {
+    if (s !== subject) return conn.publish(s, payload, opts);
+    expected.push(opts?.headers?.get("Nats-Expected-Last-Subject-Sequence") ?? "");
+    void emptied().then(() => conn.publish(s, payload, opts));
+  };
+  const nc = new Proxy(conn, {
+    get: (target, p) => {
+      if (p === "publish") return publish;
+      const v = Reflect.get(target, p, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  const b = await openJetStreamStore({ bucket: BUCKET, prefix: "run" }, { nc });
+  assert.equal(await a.delete("b", { scope }), true);
+  await restoreVersion(b, "b", first!.revision, { scope });
+  assert.equal((await b.read("b")).content, "kept");
+  // The first write went over the marker, which was emptied before it arrived; the second over
+  // the emptied subject.
+  assert.equal(expected.length, 2, expected.join(", "));
+  assert.notEqual(expected[0], "0");
+  assert.equal(expected[1], "0");
+  assert.deepEqual((await history(b, "b")).map((v) => v.op), ["create", "delete", "create"]);
+});
 
 test("history: bucket init makes what history needs; a NATS KV bucket is refused saying what is missing, and bucket init adds it keeping every memory", async () => {
   await using f = await natsFixture({ history: 1 });
