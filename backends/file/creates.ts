@@ -76,7 +76,7 @@ export class CreateMarks {
         if (errorKind(e) !== "ENOENT") break;
       }
       try {
-        close(createWith(this.#path, newId(), MODE));
+        close(createWith(this.#path, { bytes: newId(), mode: MODE }));
         // The maker's own mark goes after its first bytes, as every other mark does.
       } catch (e) {
         if (errorKind(e) !== "EEXIST") break;

@@ -71,7 +71,7 @@ export async function writeCut(kd: Dir, record: CutRecord): Promise<void> {
     JSON.stringify({ seq: record.seq, hash: record.hash, from: record.from })
   }\n`;
   const temp = kd.at(tempName("cut", selfToken()));
-  const fd = createWith(temp, ENCODER.encode(line), MODE);
+  const fd = createWith(temp, { bytes: ENCODER.encode(line), mode: MODE });
   try {
     await syncData(fd);
   } catch (e) {

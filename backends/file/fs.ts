@@ -209,11 +209,11 @@ export function close(fd: number): void {
 }
 
 /**
- * Creates a new file with mode `mode` whatever the umask, writes `bytes` into it and returns its
+ * Creates a new file with mode `o.mode` whatever the umask, writes `o.bytes` into it and returns its
  * open descriptor. Fails with `EEXIST` when the name is taken.
  */
-export function createWith(path: string, bytes: Uint8Array, mode: number): number {
-  return filled(fs.openSync(path, CREATE_FLAGS, mode), { path, bytes, mode });
+export function createWith(path: string, o: { bytes: Uint8Array; mode: number }): number {
+  return filled(fs.openSync(path, CREATE_FLAGS, o.mode), { path, ...o });
 }
 
 // A new file's mode set (the umask may have taken bits from the one given to open) and its bytes
@@ -247,12 +247,15 @@ export function appendTo(path: string, bytes: Uint8Array): void {
  * `createWith` with the file made on the runtime's thread pool: a new inode waits for the journal
  * while other writes' flushes run, and the event loop need not wait with it.
  */
-export function createWithAsync(path: string, bytes: Uint8Array, mode: number): Promise<number> {
+export function createWithAsync(
+  path: string,
+  o: { bytes: Uint8Array; mode: number },
+): Promise<number> {
   return new Promise((resolve, reject) =>
-    fs.open(path, CREATE_FLAGS, mode, (e, fd) => {
+    fs.open(path, CREATE_FLAGS, o.mode, (e, fd) => {
       if (e) return reject(e);
       try {
-        resolve(filled(fd, { path, bytes, mode }));
+        resolve(filled(fd, { path, ...o }));
       } catch (e) {
         reject(e);
       }

@@ -168,7 +168,7 @@ function ownFile(temp: string, bytes: Uint8Array): { file: FileId; close: () => 
   try {
     const kernel = createLocked(temp, { bytes, mode: MODE });
     if (kernel !== undefined) return { file: kernel.id, close: kernel.close };
-    const fd = createWith(temp, bytes, MODE);
+    const fd = createWith(temp, { bytes, mode: MODE });
     const file = regularFileOf(fd)!;
     return { file, close: () => close(fd) };
   } catch (e) {

@@ -267,7 +267,7 @@ class FileReview implements ReviewOps {
   async #stage(bytes: Uint8Array): Promise<string> {
     this.#checkDir();
     const temp = `${this.#dir}/.r.${selfToken()}.${randomHex(8)}${TEMP_SUFFIX}`;
-    const fd = createWith(temp, bytes, MODE);
+    const fd = createWith(temp, { bytes, mode: MODE });
     try {
       await syncData(fd);
     } catch (e) {

@@ -115,7 +115,7 @@ async function redactOne(
   }
   const line = recordLine({ ...record, redacted: { ...digest, ...v.redaction } });
   const temp = kd.at(tempName(v.key, selfToken()));
-  const fd = createWith(temp, line, MODE);
+  const fd = createWith(temp, { bytes: line, mode: MODE });
   try {
     await syncData(fd);
   } catch (e) {

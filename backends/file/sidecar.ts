@@ -113,7 +113,7 @@ export class FileSidecar implements SidecarOps {
 // the sweep and `forget` know) renamed over it.
 function replace(path: string, records: ReadonlyMap<string, Uint8Array>): void {
   const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  close(createWith(temp, encode(records), MODE));
+  close(createWith(temp, { bytes: encode(records), mode: MODE }));
   try {
     fs.renameSync(temp, path);
   } catch (e) {

@@ -462,8 +462,8 @@ export class Writer {
     const temp = `${this.#c.root}/${tempName(key, selfToken())}`;
     // With other writes in flight the file is made off the event loop (see createWithAsync).
     const fd = this.#inFlight > 1
-      ? await createWithAsync(temp, bytes, FILE_MODE)
-      : createWith(temp, bytes, FILE_MODE);
+      ? await createWithAsync(temp, { bytes, mode: FILE_MODE })
+      : createWith(temp, { bytes, mode: FILE_MODE });
     try {
       const durable = o.evidence && this.#c.durable;
       const flushed = Promise.all([
