@@ -157,6 +157,11 @@ export function kindOf(path: string): Kind {
   }
 }
 
+/** What `kindOf` says of a name, from its `lstatOf` (`null`: nothing there). */
+export function kindOfStat(st: Stat | null): Kind {
+  return st === null ? null : st.kind === "file" ? "file" : st.kind === "dir" ? "dir" : "other";
+}
+
 /**
  * Like `kindOf`, but cheap when nothing is there (no error object is made), at the price of
  * answering `null` for a dangling symlink too. For callers whose next step fails safely on a

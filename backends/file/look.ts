@@ -15,8 +15,8 @@ import {
   identityOfStat,
   type Kind,
   kindOfQuick,
+  kindOfStat,
   lstatOf,
-  type Stat,
 } from "./fs.ts";
 import { openFile, readCurrent, splitFile } from "./read.ts";
 import { readKey } from "./chain.ts";
@@ -244,9 +244,4 @@ export function refusal(key: string, why: string): UnavailableError {
     }: ${why}; agentmem check names it, and an operator must remove it`,
     { key },
   );
-}
-
-// What `kindOf` says of a name, from its lstat (`null`: nothing there).
-function kindOfStat(st: Stat | null): Kind {
-  return st === null ? null : st.kind === "file" ? "file" : st.kind === "dir" ? "dir" : "other";
 }
